@@ -30,7 +30,7 @@ pub use asks::outside::AwaitedOutsideASaga;
 pub use asks::prelude::*;
 pub use caller::context::SagaContext;
 #[cfg(feature = "http")]
-pub(crate) use caller::context::Stateless;
+pub(crate) use caller::context::StatelessMeta;
 pub(crate) use caller::context::{Notices, ProgressSink, RequestHead};
 pub use caller::era::Era;
 pub use caller::error::{InspectError, SagaError};

@@ -367,31 +367,31 @@ const SWEPT_PER_INSERT: usize = 2;
 #[derive(Debug)]
 struct Used {
     until: u64,
-    held: Held,
+    held: ClaimState,
 }
 
 #[derive(Debug)]
-enum Held {
+enum ClaimState {
     Spent,
     Running(u64),
     Recorded(Vec<u8>),
 }
 
-impl Held {
+impl ClaimState {
     fn bytes(&self) -> usize {
         match self {
-            Held::Recorded(outcome) => outcome.len(),
+            ClaimState::Recorded(outcome) => outcome.len(),
             _ => 0,
         }
     }
 
     fn claim(&self) -> Claim {
         match self {
-            Held::Spent => Claim::Spent,
-            Held::Running(lease_until) => Claim::Running {
+            ClaimState::Spent => Claim::Spent,
+            ClaimState::Running(lease_until) => Claim::Running {
                 lease_until: *lease_until,
             },
-            Held::Recorded(outcome) => Claim::Recorded(outcome.clone()),
+            ClaimState::Recorded(outcome) => Claim::Recorded(outcome.clone()),
         }
     }
 }
@@ -467,7 +467,7 @@ impl Entries {
     }
 
     /// What is held of the token `id`, if it is, and its entry has not expired.
-    fn held(&self, id: &[u8; 24], now: u64) -> Option<&Held> {
+    fn held(&self, id: &[u8; 24], now: u64) -> Option<&ClaimState> {
         self.redeemed
             .get(id)
             .filter(|used| used.until >= now)
@@ -526,7 +526,7 @@ impl MemoryStore {
         match entries.redeemed.get_mut(id) {
             Some(Used {
                 until,
-                held: Held::Running(lease),
+                held: ClaimState::Running(lease),
             }) if *until >= now && expected.is_none_or(|expected| expected == *lease) => {
                 *lease = lease_until;
                 true
@@ -556,8 +556,8 @@ impl MemoryStore {
         }
         entries.room(self.capacity, now)?;
         let held = match lease_until {
-            Some(lease_until) => Held::Running(lease_until),
-            None => Held::Spent,
+            Some(lease_until) => ClaimState::Running(lease_until),
+            None => ClaimState::Spent,
         };
         // An expired entry of the same nonce is replaced: its token is refused before it
         // is redeemed.
@@ -586,14 +586,14 @@ impl MemoryStore {
             return Ok(());
         };
         let old = used.held.bytes();
-        let mut held = Held::Recorded(outcome.to_vec());
+        let mut held = ClaimState::Recorded(outcome.to_vec());
         let mut full = false;
         if outcome.is_empty() {
-            held = Held::Spent;
+            held = ClaimState::Spent;
         } else if entries.outcome_bytes - old + outcome.len() > self.max_outcome_bytes {
             entries.forget_expired(now, usize::MAX);
             if entries.outcome_bytes + outcome.len() > self.max_outcome_bytes {
-                held = Held::Spent;
+                held = ClaimState::Spent;
                 full = true;
             }
         }
@@ -682,7 +682,7 @@ impl TokenStore for MemoryStore {
         let held = self
             .entries()
             .held(id, unix_now())
-            .map_or(Claim::Spent, Held::claim);
+            .map_or(Claim::Spent, ClaimState::claim);
         Box::pin(std::future::ready(Ok(held)))
     }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::TaskRecord;
 use super::store::{
-    Change, Held, KeptEntry, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
+    Change, KeptEntry, Occupancy, Quota, TaskBackend, TaskStore, TaskStoreError, record_bytes,
 };
 use futures::future::BoxFuture;
 
@@ -61,7 +61,7 @@ impl MemoryTasks {
 
 /// A record, its size when it was stored, and whether it counts against the shared part.
 #[derive(Debug)]
-struct Kept {
+struct Stored {
     record: TaskRecord,
     bytes: usize,
     shared: bool,
@@ -71,7 +71,7 @@ struct Kept {
 /// their bytes, for the store, each quota owner, and the shared part.
 #[derive(Debug, Default)]
 struct Records {
-    by_id: HashMap<String, Kept>,
+    by_id: HashMap<String, Stored>,
     by_expiry: BTreeSet<(u64, String)>,
     store: (usize, usize),
     shared: (usize, usize),
@@ -91,7 +91,7 @@ fn tally(held: &mut (usize, usize), bytes: usize, grow: bool) {
 
 impl Records {
     /// Counts `kept` in (`grow`) or out of every total it belongs to.
-    fn count(&mut self, kept: &Kept, grow: bool) {
+    fn count(&mut self, kept: &Stored, grow: bool) {
         tally(&mut self.store, kept.bytes, grow);
         if kept.shared {
             tally(&mut self.shared, kept.bytes, grow);
@@ -104,7 +104,7 @@ impl Records {
         }
     }
 
-    fn put(&mut self, kept: Kept) {
+    fn put(&mut self, kept: Stored) {
         // An id stored again (ids are random; a backend takes what it is given): the old
         // record leaves first, so that forgetting it cannot drop the new one's index
         // entry when both expire at the same time.
@@ -115,14 +115,14 @@ impl Records {
         self.by_id.insert(kept.record.id.clone(), kept);
     }
 
-    fn take(&mut self, id: &str) -> Option<Kept> {
+    fn take(&mut self, id: &str) -> Option<Stored> {
         let kept = self.by_id.remove(id)?;
         self.forget(&kept);
         Some(kept)
     }
 
     /// `kept`, no longer in `by_id`, taken out of the index and the totals.
-    fn forget(&mut self, kept: &Kept) {
+    fn forget(&mut self, kept: &Stored) {
         self.by_expiry
             .remove(&(kept.record.expires_ms(), kept.record.id.clone()));
         self.count(kept, false);
@@ -142,8 +142,8 @@ impl Records {
     }
 
     /// What a record of `owner` finds in the store.
-    fn held_for(&self, owner: &str) -> Held {
-        Held {
+    fn held_for(&self, owner: &str) -> Occupancy {
+        Occupancy {
             store: self.store,
             owner: self.by_owner.get(owner).copied().unwrap_or_default(),
             shared: self.shared,
@@ -152,7 +152,7 @@ impl Records {
 }
 
 /// The kept states, by key and by expiry, and the bytes they hold: the store's, the
-/// shared part's, each owner's (counted as the records are, in [`Held`]).
+/// shared part's, each owner's (counted as the records are, in [`Occupancy`]).
 #[derive(Debug, Default)]
 struct States {
     by_key: HashMap<String, KeptEntry>,
@@ -207,7 +207,7 @@ impl TaskBackend for MemoryTasks {
             if states.by_key.contains_key(&entry.key) {
                 return Err(TaskStoreError::Unavailable("a state's key is taken".into()));
             }
-            let held = Held {
+            let held = Occupancy {
                 store: states.store,
                 owner: states
                     .by_owner
@@ -254,7 +254,7 @@ impl TaskBackend for MemoryTasks {
             records
                 .held_for(record.quota_owner())
                 .admit(quota, bytes, self.capacity)?;
-            records.put(Kept {
+            records.put(Stored {
                 record: record.clone(),
                 bytes,
                 shared: quota.shared.is_some(),
@@ -304,7 +304,7 @@ impl TaskBackend for MemoryTasks {
             if records.take(id).is_none() {
                 return Ok(None);
             }
-            records.put(Kept {
+            records.put(Stored {
                 record: changed.clone(),
                 bytes,
                 shared,
@@ -343,7 +343,7 @@ impl TaskBackend for MemoryTasks {
 mod tests {
     use super::*;
 
-    fn kept(id: &str, owner: &str, expires: u64, bytes: usize, shared: bool) -> Kept {
+    fn kept(id: &str, owner: &str, expires: u64, bytes: usize, shared: bool) -> Stored {
         let record = TaskRecord {
             id: id.to_owned(),
             principal: owner.to_owned(),
@@ -368,7 +368,7 @@ mod tests {
             status_message: None,
             trace: None,
         };
-        Kept {
+        Stored {
             record,
             bytes,
             shared,

@@ -22,7 +22,7 @@
 use rmcp::model::TaskStatus;
 
 use super::TaskRecord;
-use super::store::{Change, Held, Quota, TaskStoreError};
+use super::store::{Change, Occupancy, Quota, TaskStoreError};
 use futures::future::BoxFuture;
 
 /// How often an update is retried when other writers keep winning.
@@ -87,7 +87,7 @@ impl Counts {
     /// Whether `write` is admitted; counted if so.
     pub(super) fn admit(&mut self, write: &Write) -> Result<(), TaskStoreError> {
         let owner = self.owners.entry(write.owner().to_owned()).or_default();
-        let mut held = Held {
+        let mut held = Occupancy {
             store: self.store,
             owner: *owner,
             shared: self.shared,
@@ -222,7 +222,7 @@ impl Write {
     }
 
     /// Whether `held` admits this write; counts it in `held` if so.
-    pub(super) fn admit(&self, held: &mut Held) -> Result<(), TaskStoreError> {
+    pub(super) fn admit(&self, held: &mut Occupancy) -> Result<(), TaskStoreError> {
         match self {
             Write::Insert {
                 columns,
@@ -303,7 +303,7 @@ pub(super) async fn update(
 /// kept by the keep's own transaction (a keep first uncounts and deletes the expired
 /// rows, so the counts are the unexpired states'). Both databases run these statements.
 pub(super) mod states {
-    use super::super::store::{Held, Quota, TaskStoreError};
+    use super::super::store::{Occupancy, Quota, TaskStoreError};
     use super::from_sql;
 
     /// The expired states' bytes, per owner and share: `$1` now.
@@ -348,7 +348,7 @@ pub(super) mod states {
         quota: &Quota,
         bytes: usize,
     ) -> Result<(), TaskStoreError> {
-        let mut held = Held::default();
+        let mut held = Occupancy::default();
         let owner_scope = super::owner_scope(owner);
         for (scope, counted) in rows {
             let counted = (0, from_sql(counted));

@@ -269,7 +269,7 @@ impl TaskStore {
 /// and their bytes. Every backend checks a [`Quota`] through it, so that they refuse
 /// alike.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Held {
+pub(super) struct Occupancy {
     /// The whole store's unexpired records.
     pub(super) store: (usize, usize),
     /// The record's quota owner's.
@@ -278,7 +278,7 @@ pub(super) struct Held {
     pub(super) shared: (usize, usize),
 }
 
-impl Held {
+impl Occupancy {
     /// Counts `tasks` more records of `bytes` more, in the store, the owner's and, if
     /// `shared`, the shared part's.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]

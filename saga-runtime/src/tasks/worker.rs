@@ -248,7 +248,7 @@ impl Tasks {
             answers: record.model_answers.clone(),
             failures: std::collections::BTreeMap::new(),
         };
-        let mut step = Step {
+        let mut step = WorkerStep {
             tasks: self,
             id,
             claim,
@@ -568,7 +568,7 @@ fn unresumable<H: Host>(tools: &H, record: &TaskRecord) -> Option<String> {
 /// [`Policy`] of a task's worker: each round's state written to the task's record before
 /// the work goes on, the samples the server's model takes answered in the worker, the rest
 /// left in the record for the client.
-struct Step<'a> {
+struct WorkerStep<'a> {
     tasks: &'a Tasks,
     id: &'a str,
     claim: &'a str,
@@ -582,7 +582,7 @@ struct Step<'a> {
     spans: TaskStep,
 }
 
-impl Step<'_> {
+impl WorkerStep<'_> {
     /// The record could not be written (cancelled, ended, taken over): the work stops, and
     /// the record says what it is.
     fn lost(required: InputRequiredResult) -> Result<Next, ErrorData> {
@@ -631,7 +631,7 @@ impl Step<'_> {
     }
 }
 
-impl Policy for Step<'_> {
+impl Policy for WorkerStep<'_> {
     fn codec(&self) -> &StateCodec {
         &self.tasks.codec
     }

@@ -149,7 +149,7 @@ static DEFAULT_CLIENT_INFO: LazyLock<Implementation> = LazyLock::new(Implementat
 struct Declared {
     capabilities: ClientCapabilities,
     /// Borrowed when it is the default a stateless request without one gets
-    /// ([`Stateless::client_info`]): building that default allocated for every request.
+    /// ([`StatelessMeta::client_info`]): building that default allocated for every request.
     client_info: Option<Cow<'static, Implementation>>,
     meta: RequestMetaObject,
 }
@@ -169,7 +169,7 @@ impl Default for Shared {
 }
 
 /// What a stateless request's `_meta` and id give its context.
-pub(crate) struct Stateless {
+pub(crate) struct StatelessMeta {
     pub(crate) capabilities: ClientCapabilities,
     /// `None` when `_meta` names no client: the context then holds rmcp's default, as
     /// rmcp's context of a stateless request does.
@@ -200,7 +200,7 @@ impl SagaContext {
     /// The context of a stateless request, built in one piece: each builder method moves
     /// the whole context (over 600 bytes), and the HTTP direct path builds one for every
     /// request.
-    pub(crate) fn stateless(head: RequestHead, request: Stateless) -> Self {
+    pub(crate) fn stateless(head: RequestHead, request: StatelessMeta) -> Self {
         Self {
             declared: Shared(Arc::new(Declared {
                 capabilities: request.capabilities,

@@ -305,7 +305,7 @@ fn run_transition<'a>(
             Some(token) => {
                 let responses = responses.unwrap_or_default();
                 match run.open(token, responses, &failures, &model).await? {
-                    Opening::Answered(answered) => {
+                    OpenedRound::Answered(answered) => {
                         cx.set_state_size(StateSize {
                             saved: answered.opened.plaintext.len() - answered.head_len,
                             sealed: answered.opened.sealed_len,
@@ -322,8 +322,8 @@ fn run_transition<'a>(
                             }),
                         )
                     }
-                    Opening::Recorded(answer) => return answer.map_err(Failure::from),
-                    Opening::AskAgain(ask) => {
+                    OpenedRound::Recorded(answer) => return answer.map_err(Failure::from),
+                    OpenedRound::AskAgain(ask) => {
                         let state_bytes = &ask.opened.plaintext[ask.head_len..];
                         return run.ask_again(
                             &ask.opened,
@@ -478,7 +478,7 @@ fn largest_locals(
 }
 
 /// A later round's token, opened: its answers all in, or the round to ask again.
-enum Opening<'a> {
+enum OpenedRound<'a> {
     Answered(Answered<'a>),
     AskAgain(AskAgain<'a>),
     /// The request was sent before, and answered: that answer again.
@@ -579,7 +579,7 @@ impl<'a> Transition<'a> {
         responses: InputResponses,
         failures: &BTreeMap<String, StepFailure>,
         model: &ModelAnswers,
-    ) -> Result<Opening<'a>, Failure> {
+    ) -> Result<OpenedRound<'a>, Failure> {
         let point = point_of(self.points, self.name, token)?;
         // A reference (a state kept in the server's store) is followed here, in a future
         // of its own (boxed: a server without a store keeps no room for it in every
@@ -610,7 +610,7 @@ impl<'a> Transition<'a> {
         if !self.per_call.handed_on() && !self.cx.is_session() && self.codec.records_outcomes() {
             let request = crate::state::request_digest(Some(&responses), failures);
             if let Some(answer) = Box::pin(self.claim(&opened, request)).await? {
-                return Ok(Opening::Recorded(answer));
+                return Ok(OpenedRound::Recorded(answer));
             }
         } else {
             match self.codec.redeem(&opened).await {
@@ -636,7 +636,7 @@ impl<'a> Transition<'a> {
                     reason = %Escaped(&reason),
                     "asking again"
                 );
-                return Ok(Opening::AskAgain(AskAgain {
+                return Ok(OpenedRound::AskAgain(AskAgain {
                     opened,
                     point,
                     head,
@@ -655,7 +655,7 @@ impl<'a> Transition<'a> {
             .read_in_place(point, &mut opened.plaintext, head_len, |bytes| {
                 decode_bytes(typed, name, bytes)
             })?;
-        Ok(Opening::Answered(Answered {
+        Ok(OpenedRound::Answered(Answered {
             opened,
             point,
             head,

@@ -130,7 +130,7 @@ impl Serialize for Requests<'_> {
         for (key, request) in self.requests {
             map.serialize_entry(
                 key,
-                &Request {
+                &WrittenRequest {
                     request,
                     widen: self.widen,
                 },
@@ -142,12 +142,12 @@ impl Serialize for Requests<'_> {
 
 /// One input request: `{"method", "params"}` written straight out when no `_meta` is
 /// merged into its params, else as rmcp writes it.
-struct Request<'a> {
+struct WrittenRequest<'a> {
     request: &'a InputRequest,
     widen: bool,
 }
 
-impl Serialize for Request<'_> {
+impl Serialize for WrittenRequest<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.request {
             InputRequest::CreateMessage(request)
@@ -165,7 +165,7 @@ impl Serialize for Request<'_> {
     }
 }
 
-impl Request<'_> {
+impl WrittenRequest<'_> {
     fn write<S: Serializer>(
         &self,
         serializer: S,

@@ -50,7 +50,7 @@ use rmcp::{ErrorData, model::CallToolRequestParams};
 use super::hosts::{Authority, host_admitted};
 use super::refuse::refuse;
 use crate::engine::caller::pool::Caller;
-use crate::engine::{SagaContext, Stateless};
+use crate::engine::{SagaContext, StatelessMeta};
 use crate::serve::json_check::{self, JsonBudget};
 use crate::serve::route::{self, Door, Route, Routed};
 use crate::serve::streamed;
@@ -440,7 +440,7 @@ impl Direct {
         id: &RequestId,
         caller: Option<Caller>,
     ) -> SagaContext {
-        let request = Stateless {
+        let request = StatelessMeta {
             capabilities,
             client_info: meta.client_info(),
             protocol_version: ProtocolVersion::V_2026_07_28,

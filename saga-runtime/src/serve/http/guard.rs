@@ -24,7 +24,7 @@ use super::streams;
 use crate::engine::caller::pool::{Caller, PeerAddr, Place, PlaceOwner, Pool, Shares};
 use crate::serve::json_check::{Envelope, JsonBudget, JsonProblem};
 use crate::serve::wire::resumable::{self, CallNotices};
-use crate::serve::wire::{Format, UnknownFormat, WireCall};
+use crate::serve::wire::{UnknownFormat, WireCall, WireFormat};
 
 /// The requests of a session whose response stream may carry a resume policy (seed 002).
 const CALL_METHODS: [&str; 4] = [
@@ -335,17 +335,17 @@ impl Guard {
         span: &tracing::Span,
     ) -> Result<Posted<'a>, Refused> {
         span.record("bytes_in", bytes.len());
-        let format = Format::from_headers(&parts.headers);
+        let format = WireFormat::from_headers(&parts.headers);
         let direct = self
             .direct
             .as_ref()
-            .filter(|_| matches!(format, Ok(Format::Mrtr)));
+            .filter(|_| matches!(format, Ok(WireFormat::Mrtr)));
         if let Some(direct) = direct
             && !matches!(session, Named::Owned(_))
             && let Some(call) = direct.read_within(parts, bytes, self.budget, caller)
         {
             span.record("method", "tools/call");
-            span.record("format", tracing::field::debug(Format::Mrtr));
+            span.record("format", tracing::field::debug(WireFormat::Mrtr));
             return Ok(Posted::Call(direct, call));
         }
         let envelope = check_json(bytes, self.budget)?;
@@ -375,7 +375,7 @@ impl Guard {
             )));
         }
         Ok(Posted::Other(
-            if format == Format::Mrtr || method != Some("tools/call") {
+            if format == WireFormat::Mrtr || method != Some("tools/call") {
                 OtherPost::Mrtr(envelope)
             } else {
                 OtherPost::Translated(format)
@@ -483,7 +483,7 @@ impl Guard {
         bytes: &[u8],
         envelope: &Envelope,
         id: &str,
-    ) -> Result<super::owners::Held, Refused> {
+    ) -> Result<super::owners::HeldPlace, Refused> {
         // The id as the envelope's walk kept it; a long one is read again.
         let request = envelope.id().or_else(|| request_id(bytes));
         let text = request.as_ref().map(Value::to_string);
@@ -544,7 +544,7 @@ impl Guard {
         &self,
         mut parts: http::request::Parts,
         bytes: Bytes,
-        format: Format,
+        format: WireFormat,
     ) -> Response {
         // Only now, with the body known to be small and sound, is a value built from it.
         let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
@@ -608,7 +608,7 @@ impl Guard {
     /// Rewrites rmcp's response to a rewritten `tools/call` back into `format`: a JSON
     /// body, or the response message inside an SSE stream (when the tool sent progress
     /// or log notifications first).
-    async fn encode(&self, format: Format, response: Response) -> Response {
+    async fn encode(&self, format: WireFormat, response: Response) -> Response {
         let (mut parts, body) = response.into_parts();
         let is_sse = streams::is_event_stream(&parts.headers);
         // rmcp's own response: small, but bounded all the same.
@@ -709,7 +709,7 @@ enum OtherPost<'a> {
     Mrtr(Envelope),
     /// A `tools/call` in a header-selected wire format: translated into MRTR form for
     /// rmcp, and its response back.
-    Translated(Format),
+    Translated(WireFormat),
 }
 
 /// The session a request names: a live one the caller opened, or (`Other`) an id of no

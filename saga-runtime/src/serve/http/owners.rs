@@ -154,14 +154,14 @@ impl std::fmt::Display for BoundMet {
 
 /// An `initialize` counted against the session caps until its session exists (or it
 /// fails, and its place is given back).
-pub(crate) struct Opening {
+pub(crate) struct SessionOpening {
     owners: Owners,
     principal: String,
     pool: Pool,
     place: Place,
 }
 
-impl Opening {
+impl SessionOpening {
     /// The session `id` was opened: it now counts as the principal's.
     pub(crate) fn opened(self, id: &str) {
         let limits = &self.owners.limits;
@@ -188,7 +188,7 @@ impl Opening {
 /// it is given back when both are done: a call whose client went away still counts
 /// until it ends.
 #[derive(Clone)]
-pub(crate) struct Held(
+pub(crate) struct HeldPlace(
     Arc<(
         Place,
         OwnedSemaphorePermit,
@@ -197,7 +197,7 @@ pub(crate) struct Held(
     )>,
 );
 
-impl Held {
+impl HeldPlace {
     /// Cancelled when the request's session ends.
     pub(crate) fn session_gone(&self) -> SessionGone {
         SessionGone(self.0.3.clone())
@@ -290,7 +290,11 @@ impl Owners {
     }
 
     /// Counts an `initialize` of `principal` against the caps, or says which it meets.
-    pub(crate) async fn open(&self, principal: String, pool: Pool) -> Result<Opening, BoundMet> {
+    pub(crate) async fn open(
+        &self,
+        principal: String,
+        pool: Pool,
+    ) -> Result<SessionOpening, BoundMet> {
         self.watch_expiry();
         let place = match self.places.try_take(&pool) {
             Ok(place) => place,
@@ -303,7 +307,7 @@ impl Owners {
                     .map_err(|spent| BoundMet::Shared(Counted::Sessions, spent))?
             }
         };
-        Ok(Opening {
+        Ok(SessionOpening {
             owners: self.clone(),
             principal,
             pool,
@@ -354,7 +358,7 @@ impl Owners {
         id: &str,
         stream: bool,
         request: Option<String>,
-    ) -> Result<Held, BoundMet> {
+    ) -> Result<HeldPlace, BoundMet> {
         let limits = &self.limits;
         let (shares, counted, per_session) = if stream {
             (
@@ -405,7 +409,7 @@ impl Owners {
             }
             None => None,
         };
-        Ok(Held(Arc::new((place, session, in_flight, gone))))
+        Ok(HeldPlace(Arc::new((place, session, in_flight, gone))))
     }
 
     /// Forgets session `id` (deleted).

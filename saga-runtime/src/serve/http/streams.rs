@@ -1,5 +1,5 @@
 //! A session's response bodies under their bounds: the body keeps the request's place
-//! ([`Held`]) until it is done or dropped, and a standalone GET stream ends after a
+//! ([`HeldPlace`]) until it is done or dropped, and a standalone GET stream ends after a
 //! while without an event, so that no stream a client forgot stays open for ever.
 
 use std::future::Future as _;
@@ -12,11 +12,11 @@ use axum::response::Response;
 use futures::Stream;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
-use super::owners::Held;
+use super::owners::HeldPlace;
 
 /// `response` with its body holding `held`, and, given `idle`, ending once that long
 /// passes without an SSE event (keep-alive comments do not count).
-pub(crate) fn held(response: Response, held: Held, idle: Option<Duration>) -> Response {
+pub(crate) fn held(response: Response, held: HeldPlace, idle: Option<Duration>) -> Response {
     let Some(idle) = idle else {
         return keeping(response, held);
     };
@@ -73,7 +73,7 @@ impl<T: Unpin> HttpBody for Keeping<T> {
 
 struct Watched {
     body: axum::body::BodyDataStream,
-    _held: Held,
+    _held: HeldPlace,
     idle: Duration,
     sleep: Pin<Box<tokio::time::Sleep>>,
 }

@@ -37,45 +37,45 @@ use format::ResultFormat;
 /// The header that selects a format other than MRTR.
 pub(crate) const FORMAT_HEADER: &str = "mcp-result-format";
 
-/// The registration: each header-selected format's variant in [`Format`], and the
+/// The registration: each header-selected format's variant in [`WireFormat`], and the
 /// dispatch to its [`ResultFormat`] impl.
 macro_rules! formats {
     ($($(#[$doc:meta])* $name:ident => $format:ty,)*) => {
         /// A format a `tools/call` can be answered in.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-        pub(crate) enum Format {
+        pub(crate) enum WireFormat {
             /// MCP 2026-07-28 multi round-trip requests.
             #[default]
             Mrtr,
             $($(#[$doc])* $name,)*
         }
 
-        impl Format {
+        impl WireFormat {
             /// Every format a header can select, with its header value.
-            const SELECTED: &[(Format, &'static str)] =
-                &[$((Format::$name, <$format as ResultFormat>::HEADER_VALUE),)*];
+            const SELECTED: &[(WireFormat, &'static str)] =
+                &[$((WireFormat::$name, <$format as ResultFormat>::HEADER_VALUE),)*];
 
             /// The method bound into this format's tokens, so that a token issued in one
             /// format is refused in another.
             pub(crate) fn bound_method(self) -> &'static str {
                 match self {
-                    Format::Mrtr => "tools/call",
-                    $(Format::$name => <$format as ResultFormat>::BOUND_METHOD,)*
+                    WireFormat::Mrtr => "tools/call",
+                    $(WireFormat::$name => <$format as ResultFormat>::BOUND_METHOD,)*
                 }
             }
 
             fn decode_as(self, message: &mut Value, call: &mut WireCall) -> Result<(), ErrorData> {
                 match self {
-                    Format::Mrtr => Ok(()),
-                    $(Format::$name => <$format as ResultFormat>::decode(message, &mut call.failures),)*
+                    WireFormat::Mrtr => Ok(()),
+                    $(WireFormat::$name => <$format as ResultFormat>::decode(message, &mut call.failures),)*
                 }
             }
 
             /// Rewrites the MRTR response to a `tools/call` into this format.
             pub(crate) fn encode(self, response: Value) -> Value {
                 match self {
-                    Format::Mrtr => response,
-                    $(Format::$name => <$format as ResultFormat>::encode(response),)*
+                    WireFormat::Mrtr => response,
+                    $(WireFormat::$name => <$format as ResultFormat>::encode(response),)*
                 }
             }
         }
@@ -96,7 +96,7 @@ pub(crate) struct UnknownFormat(pub String);
 impl std::fmt::Display for UnknownFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "unknown Mcp-Result-Format {:?}: expected ", self.0)?;
-        let names = Format::SELECTED;
+        let names = WireFormat::SELECTED;
         for (index, (_, name)) in names.iter().enumerate() {
             let separator = match index {
                 0 => "",
@@ -111,12 +111,12 @@ impl std::fmt::Display for UnknownFormat {
 
 impl std::error::Error for UnknownFormat {}
 
-impl Format {
+impl WireFormat {
     /// The format a request selects with [`FORMAT_HEADER`]; MRTR without it.
     pub(crate) fn from_headers(headers: &http::HeaderMap) -> Result<Self, UnknownFormat> {
         let mut values = headers.get_all(FORMAT_HEADER).iter();
         let Some(value) = values.next() else {
-            return Ok(Format::Mrtr);
+            return Ok(WireFormat::Mrtr);
         };
         let text = value.to_str().unwrap_or_default();
         if values.next().is_some() {
@@ -126,7 +126,7 @@ impl Format {
             )));
         }
         let wanted = text.trim();
-        Format::SELECTED
+        WireFormat::SELECTED
             .iter()
             .find(|(_, name)| name.eq_ignore_ascii_case(wanted))
             .map(|(format, _)| *format)
@@ -153,7 +153,7 @@ impl Format {
 /// travels in the HTTP request's extensions, which rmcp hands to the handler.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WireCall {
-    pub(crate) format: Format,
+    pub(crate) format: WireFormat,
     pub(crate) failures: BTreeMap<String, StepFailure>,
     pub(crate) error: Option<ErrorData>,
 }
@@ -173,7 +173,7 @@ pub(crate) fn undeclared_capabilities() -> ClientCapabilities {
 mod tests {
     use super::*;
 
-    fn selected(values: &[&str]) -> Result<Format, UnknownFormat> {
+    fn selected(values: &[&str]) -> Result<WireFormat, UnknownFormat> {
         let mut headers = http::HeaderMap::new();
         for value in values {
             headers.append(
@@ -181,19 +181,19 @@ mod tests {
                 http::HeaderValue::from_str(value).expect("a value"),
             );
         }
-        Format::from_headers(&headers)
+        WireFormat::from_headers(&headers)
     }
 
     #[test]
     fn each_registered_format_is_selected_by_its_header_value_in_any_case() {
-        assert_eq!(selected(&[]), Ok(Format::Mrtr));
-        for &(format, name) in Format::SELECTED {
+        assert_eq!(selected(&[]), Ok(WireFormat::Mrtr));
+        for &(format, name) in WireFormat::SELECTED {
             assert_eq!(selected(&[name]), Ok(format));
             assert_eq!(
                 selected(&[&format!(" {} ", name.to_uppercase())]),
                 Ok(format)
             );
-            assert_ne!(format.bound_method(), Format::Mrtr.bound_method());
+            assert_ne!(format.bound_method(), WireFormat::Mrtr.bound_method());
         }
     }
 

@@ -40,7 +40,7 @@ pub use shape::LayoutError;
 pub(crate) use shape::Traced;
 
 use profile::{MAX_PASSES, PROFILES, Profile};
-use tracer::{Session, Tracer};
+use tracer::{TraceSession, Tracer};
 
 /// Traces `T` as postcard would read it.
 pub(crate) fn trace<T: de::DeserializeOwned>() -> Result<Traced, LayoutError> {
@@ -113,7 +113,7 @@ pub(crate) fn postcard_reads<T: serde::Serialize + de::DeserializeOwned>()
 /// [`postcard_reads`]: `sample` makes a sample in a session and reads it back; every pass
 /// of a trace with a profile, then the minimal samples of the profile that traced.
 fn postcard_reads_with(
-    sample: &mut dyn FnMut(&mut Session, &mut Format) -> Result<(), TraceStop>,
+    sample: &mut dyn FnMut(&mut TraceSession, &mut Format) -> Result<(), TraceStop>,
 ) -> Result<usize, LayoutError> {
     let mut last = LayoutError("no profile".into());
     for (index, profile) in PROFILES.iter().enumerate() {
@@ -190,7 +190,7 @@ fn trace_with<T: de::DeserializeOwned>(
 // `T`'s reading.
 #[inline(never)]
 fn traced<T: de::DeserializeOwned>(
-    session: &mut Session,
+    session: &mut TraceSession,
     out: &mut Format,
 ) -> Result<T, LayoutError> {
     T::deserialize(Tracer {
@@ -208,9 +208,9 @@ fn traced<T: de::DeserializeOwned>(
 /// [`trace_with`]'s passes, each running `pass` once, until every variant is explored.
 fn trace_passes(
     profile: Profile,
-    pass: &mut dyn FnMut(&mut Session, &mut Format) -> Result<(), TraceStop>,
+    pass: &mut dyn FnMut(&mut TraceSession, &mut Format) -> Result<(), TraceStop>,
 ) -> Result<Traced, TraceStop> {
-    let mut session = Session::new(profile);
+    let mut session = TraceSession::new(profile);
     let mut root = Format::Unknown;
     for _ in 0..MAX_PASSES {
         session.first_pick = session.plan();
@@ -233,8 +233,8 @@ fn trace_passes(
 
 /// The session of a minimal sample: every option `None`, and (if `empty`) every sequence
 /// and map empty and the first variant that does not contain itself. A type may refuse it.
-fn minimal_session(profile: Profile, empty: bool) -> Session {
-    let mut session = Session::new(profile);
+fn minimal_session(profile: Profile, empty: bool) -> TraceSession {
+    let mut session = TraceSession::new(profile);
     session.no_options = true;
     if empty {
         // The way out of a recursion, from the start: sequences and maps empty too.

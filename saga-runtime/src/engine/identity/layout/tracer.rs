@@ -10,7 +10,7 @@ use super::profile::{EMPTY_ROOT, MACRO_STATE, MAX_DEPTH, PROFILES, Profile};
 use super::profile::{SELF_DESCRIBED, SLOT_PROFILES};
 use super::shape::{Container, Format, LayoutError, VariantFormat, short_type_name};
 
-pub(super) struct Session {
+pub(super) struct TraceSession {
     pub(super) profile: Profile,
     pub(super) registry: BTreeMap<String, Container>,
     pub(super) names: BTreeMap<String, String>,
@@ -27,9 +27,9 @@ pub(super) struct Session {
     pub(super) no_options: bool,
 }
 
-impl Session {
+impl TraceSession {
     pub(super) fn new(profile: Profile) -> Self {
-        Session {
+        TraceSession {
             profile,
             registry: BTreeMap::new(),
             names: BTreeMap::new(),
@@ -157,7 +157,7 @@ fn merge_container(existing: &mut Container, new: Container) -> Result<(), Strin
 }
 
 pub(crate) struct Tracer<'a> {
-    pub(super) session: &'a mut Session,
+    pub(super) session: &'a mut TraceSession,
     pub(super) out: &'a mut Format,
     pub(super) depth: usize,
     /// The Rust type read at this position (its seed's), "" where unknown.
@@ -621,7 +621,7 @@ impl<'de> de::SeqAccess<'de> for Fields<'_, '_> {
 }
 
 struct Entries<'a> {
-    session: &'a mut Session,
+    session: &'a mut TraceSession,
     key: &'a mut Format,
     value: &'a mut Format,
     depth: usize,
@@ -868,7 +868,7 @@ fn trace_state_variant(
 /// that does not re-enter itself. Apart from `deserialize_enum` so that it is compiled
 /// once, not once per enum traced.
 fn pick_variant(
-    session: &mut Session,
+    session: &mut TraceSession,
     key: &str,
     name: &str,
     count: u32,
