@@ -19,6 +19,43 @@ use support::{crate_dir, rust_files};
 /// token to the build that has its point.
 const RUNS_A_TRANSITION: &[&str] = &["engine/runner/drive.rs", "engine/runner/family.rs"];
 
+/// The arguments of a saga's transition, `DynTool::run(codec, call, cx, per_call)`: what
+/// the checks below recognize a transition by. `the_transition_takes_what_the_checks_count`
+/// reads it off the trait, so that a new parameter cannot make the checks blind.
+const TRANSITION_ARGUMENTS: usize = 4;
+
+#[test]
+fn the_transition_takes_what_the_checks_count() {
+    let family = source_dir().join("engine/runner/family.rs");
+    let tokens = tokens_of(&family);
+    let mut signatures = Vec::new();
+    walk(&tokens, &mut |trees| {
+        for (at, tree) in trees.iter().enumerate() {
+            if let TokenTree::Ident(keyword) = tree
+                && keyword == "fn"
+                && let Some(TokenTree::Ident(function)) = trees.get(at + 1)
+                && function == "run"
+                && let Some(TokenTree::Group(parameters)) = trees[at + 2..].iter().find(|tree| {
+                    matches!(tree, TokenTree::Group(group) if group.delimiter() == Delimiter::Parenthesis)
+                })
+            {
+                // Less the receiver, `&'a self`.
+                signatures.push(top_level_arguments(parameters.stream()) - 1);
+            }
+        }
+    });
+    assert!(
+        !signatures.is_empty(),
+        "`DynTool::run` not found in family.rs"
+    );
+    assert!(
+        signatures
+            .iter()
+            .all(|&count| count == TRANSITION_ARGUMENTS),
+        "`DynTool::run` takes {signatures:?} arguments: set TRANSITION_ARGUMENTS to match"
+    );
+}
+
 #[test]
 fn only_the_drive_runs_a_transition() {
     let src = source_dir();
@@ -30,7 +67,7 @@ fn only_the_drive_runs_a_transition() {
         }
         let tokens = tokens_of(&file);
         walk(&tokens, &mut |trees| {
-            // `.run(codec, call, cx)`: a saga's transition (`DynTool::run`), whatever the
+            // `.run(codec, call, cx, per_call)`: a saga's transition (`DynTool::run`), whatever the
             // receiver is called.
             for window in trees.windows(3) {
                 if let [
@@ -41,7 +78,7 @@ fn only_the_drive_runs_a_transition() {
                     && dot.as_char() == '.'
                     && run == "run"
                     && arguments.delimiter() == Delimiter::Parenthesis
-                    && top_level_arguments(arguments.stream()) == 3
+                    && top_level_arguments(arguments.stream()) == TRANSITION_ARGUMENTS
                 {
                     found.push(format!("{name}:{}", run.span().start().line));
                 }
@@ -109,7 +146,7 @@ fn no_loop_in_serve_or_tasks_goes_on_from_a_rounds_state() {
 #[test]
 fn the_checks_see_a_second_loop() {
     let second = TokenStream::from_str(
-        "loop { let response = saga.run(codec, call.clone(), cx).await?; \
+        "loop { let response = saga.run(codec, call.clone(), cx, &per_call).await?; \
          let CallToolResponse::InputRequired(next) = response else { return }; \
          call.request_state = next.request_state; }",
     )
@@ -126,7 +163,7 @@ fn the_checks_see_a_second_loop() {
                 loops += 1;
             }
             if let TokenTree::Group(arguments) = tree
-                && top_level_arguments(arguments.stream()) == 3
+                && top_level_arguments(arguments.stream()) == TRANSITION_ARGUMENTS
             {
                 runs += 1;
             }
