@@ -372,19 +372,27 @@ fn fingerprints_as<T: Serialize + ?Sized>(value: &T, seen: u64) -> bool {
 /// What makes a located value again from its pieces, among its roots.
 #[doc(hidden)]
 pub struct Binder<'p, 'r> {
-    pieces: std::slice::Iter<'p, Piece>,
+    pieces: &'p [Piece],
+    /// The position of the next piece.
+    at: usize,
     roots: &'p [Root<'r>],
+    /// What each piece's spot reached in its root, found for all of them at once
+    /// ([`reach_all`]); `None` for a piece that is no borrow, or a spot not reached.
+    reached: Vec<Option<walk::Reached>>,
 }
 
-impl<'r> Binder<'_, 'r> {
-    fn next(&mut self) -> Result<&Piece, String> {
-        self.pieces
-            .next()
-            .ok_or_else(|| "fewer parts than its type has".to_owned())
+impl<'p, 'r> Binder<'p, 'r> {
+    fn next(&mut self) -> Result<&'p Piece, String> {
+        let piece: &'p Piece = self
+            .pieces
+            .get(self.at)
+            .ok_or_else(|| "fewer parts than its type has".to_owned())?;
+        self.at += 1;
+        Ok(piece)
     }
 
     fn left(&self) -> usize {
-        self.pieces.len()
+        self.pieces.len().saturating_sub(self.at)
     }
 
     fn count(&mut self) -> Result<usize, String> {
@@ -403,21 +411,26 @@ impl<'r> Binder<'_, 'r> {
         }
     }
 
-    /// The part `spot` points at, of `T`'s type (and size, when known), and where its
-    /// parent has room for `run` of them one after the other.
-    fn reach<T: 'static>(&self, spot: &Spot, run: Option<u64>) -> Result<*const (), String> {
-        let root = usize::try_from(spot.root)
+    /// The part the spot of the piece at `at` points at, of `T`'s type (and size, when
+    /// known), and where its parent has room for `run` of them one after the other.
+    fn reach<T: 'static>(
+        &self,
+        spot: &Spot,
+        at: usize,
+        run: Option<u64>,
+    ) -> Result<*const (), String> {
+        usize::try_from(spot.root)
             .ok()
             .and_then(|index| self.roots.get(index))
             .ok_or_else(|| "a borrow of a root this build does not keep with it".to_owned())?;
         if spot.offsets.len() != spot.path.len() {
             return Err("a path whose offsets do not match its steps".to_owned());
         }
-        let path = walk::Path {
-            steps: spot.path.clone(),
-            offsets: spot.offsets.clone(),
-        };
-        let reached = walk::follow(root.0, &path)
+        let reached = self
+            .reached
+            .get(at)
+            .copied()
+            .flatten()
             .ok_or_else(|| "a borrow of a part its root no longer has".to_owned())?;
         let part = reached.part;
         let same = if part.via_ref {
@@ -439,10 +452,11 @@ impl<'r> Binder<'_, 'r> {
     }
 
     fn target<T: Serialize + 'static>(&mut self) -> Result<&'r T, String> {
-        let Piece::At(spot) = self.next()?.clone() else {
+        let at = self.at;
+        let Piece::At(spot) = self.next()? else {
             return Err("a part of another kind where a borrow was".to_owned());
         };
-        let ptr = self.reach::<T>(&spot, None)?;
+        let ptr = self.reach::<T>(spot, at, None)?;
         // SAFETY: `reach` found, at `ptr`, a part of the root of `T`'s type, which the walk
         // believes is a real part of the root (in its own bytes, an element a standard
         // collection it holds stores, or at the same offset in one), so a live, aligned
@@ -457,12 +471,13 @@ impl<'r> Binder<'_, 'r> {
     }
 
     fn slice<T: Serialize + 'static>(&mut self) -> Result<&'r [T], String> {
-        let (spot, len) = match self.next()?.clone() {
+        let at = self.at;
+        let (spot, len) = match self.next()? {
             Piece::Empty => return Ok(&[]),
-            Piece::Run(spot, len) => (spot, len),
+            Piece::Run(spot, len) => (spot, *len),
             _ => return Err("a part of another kind where a slice was".to_owned()),
         };
-        let ptr = self.reach::<T>(&spot, Some(len))?;
+        let ptr = self.reach::<T>(spot, at, Some(len))?;
         let len = usize::try_from(len).map_err(|_| "a slice too long".to_owned())?;
         // SAFETY: as in `target`, and the parent stores its elements one after the other
         // (a `Vec` or an array) with room for `len` of them from this one on.
@@ -620,7 +635,9 @@ pub(crate) fn bound<'r, E: Bind>(
         Err(reason) => refuse_other_value(reason),
     };
     let mut binder = Binder {
-        pieces: pieces.iter(),
+        reached: reach_all(&pieces, roots),
+        pieces: &pieces,
+        at: 0,
         roots,
     };
     match E::bind(&mut binder) {
@@ -635,6 +652,31 @@ pub(crate) fn bound<'r, E: Bind>(
              locals must be the same"
         )),
     }
+}
+
+/// What each of `pieces`' spots reaches in its root: one walk of each root for all the
+/// borrows into it (see `walk::follow_all`).
+fn reach_all(pieces: &[Piece], roots: &[Root<'_>]) -> Vec<Option<walk::Reached>> {
+    let mut reached = vec![None; pieces.len()];
+    for (index, root) in roots.iter().enumerate() {
+        let mut at = Vec::new();
+        let mut paths = Vec::new();
+        for (position, piece) in pieces.iter().enumerate() {
+            if let Piece::At(spot) | Piece::Run(spot, _) = piece
+                && usize::try_from(spot.root).is_ok_and(|root| root == index)
+            {
+                at.push(position);
+                paths.push((&spot.path[..], &spot.offsets[..]));
+            }
+        }
+        if paths.is_empty() {
+            continue;
+        }
+        for (position, found) in at.into_iter().zip(walk::follow_all(root.0, &paths)) {
+            reached[position] = found;
+        }
+    }
+    reached
 }
 
 #[cfg(test)]

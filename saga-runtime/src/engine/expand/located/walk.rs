@@ -1,7 +1,7 @@
 //! The walk of a kept local's value through its own `Serialize` impl, which hands each part
 //! of the value to the serializer by reference: so the walk sees where each part lies in
-//! memory. It finds the parts that borrows point at ([`locate`]), or the part at a path
-//! ([`follow`]).
+//! memory. It finds the parts that borrows point at ([`locate`]), or the parts at paths
+//! ([`follow_all`]).
 //!
 //! What the walk believes. A part is taken as a real part of the value only when it lies
 //! inside its parent's own bytes (a field, an element of an array, the value of an
@@ -127,6 +127,7 @@ pub(super) struct Path {
 pub(super) const NO_OFFSET: u64 = u64::MAX;
 
 /// The part a path leads to, with what its parent says of it.
+#[derive(Clone, Copy)]
 pub(super) struct Reached {
     pub(super) part: Part,
     /// Whether the parent stores its elements one after the other, and how many it has.
@@ -209,8 +210,19 @@ enum Mode<'t> {
         left: &'t mut usize,
     },
     Follow {
-        path: &'t Path,
-        reached: Option<Reached>,
+        /// Each path's steps and offsets.
+        paths: &'t [(&'t [u32], &'t [u64])],
+        /// The non-empty paths' positions in `paths`, sorted by their steps: the paths
+        /// under one part are then one run of it.
+        sorted: &'t [usize],
+        /// Per depth walked, the run of `sorted` whose paths go on below the current part.
+        runs: Vec<(usize, usize)>,
+        /// What each path reached.
+        reached: &'t mut [Option<Reached>],
+        /// The paths found not to lead to a part (an offset that differs).
+        failed: &'t mut [bool],
+        /// The paths neither reached nor failed yet: the walk ends when none is left.
+        left: usize,
     },
 }
 
@@ -288,32 +300,61 @@ pub(super) fn locate(roots: &[&dyn Walkable], targets: &mut [Target]) {
     }
 }
 
-/// The part of `root` at `path`, if the walk believes it (see the module).
-pub(super) fn follow(root: &dyn Walkable, path: &Path) -> Option<Reached> {
-    if path.steps.is_empty() {
-        return Some(Reached {
-            part: root.part(),
-            run_room: None,
-        });
+/// The part of `root` at each of `paths` (steps and offsets, of equal lengths), where the
+/// walk believes it (see the module), in one walk of the root: only the parts on some path
+/// are gone into, and the walk ends once every path is reached. One walk for all of a
+/// local's borrows, not one each: a `Vec<&T>` of n borrows into a `Vec<T>` of n is bound
+/// in time linear in n, not quadratic (each walk to element i passes the i before it).
+pub(super) fn follow_all(root: &dyn Walkable, paths: &[(&[u32], &[u64])]) -> Vec<Option<Reached>> {
+    let mut reached: Vec<Option<Reached>> = vec![None; paths.len()];
+    let mut sorted = Vec::with_capacity(paths.len());
+    for (index, (steps, offsets)) in paths.iter().enumerate() {
+        if steps.len() != offsets.len() {
+            continue;
+        }
+        if steps.is_empty() {
+            reached[index] = Some(Reached {
+                part: root.part(),
+                run_room: None,
+            });
+        } else {
+            sorted.push(index);
+        }
     }
+    if sorted.is_empty() {
+        return reached;
+    }
+    sorted.sort_by(|&a, &b| paths[a].0.cmp(paths[b].0));
+    let mut failed = vec![false; paths.len()];
+    let left = sorted.len();
     let mut walker = Walker {
         frames: vec![root.frame().0],
         path: Path::default(),
         mode: Mode::Follow {
-            path,
-            reached: None,
+            paths,
+            sorted: &sorted,
+            runs: vec![(0, left)],
+            reached: &mut reached,
+            failed: &mut failed,
+            left,
         },
     };
     let _ = root.walk_into(&mut WalkerRef(&mut walker));
-    match walker.mode {
-        Mode::Follow { reached, .. } => reached,
-        Mode::Locate { .. } => None,
-    }
+    drop(walker);
+    reached
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many parts this thread's walks visited: the tests count a bind's work by it.
+    pub(super) static VISITED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Walker<'_> {
     /// A part of the current value, at the next position.
     fn child<U: ?Sized + Serialize>(&mut self, value: &U) -> Result<(), Stop> {
+        #[cfg(test)]
+        VISITED.with(|visited| visited.set(visited.get() + 1));
         let Some(frame) = self.frames.last_mut() else {
             return Err(Stop);
         };
@@ -385,20 +426,53 @@ impl Walker<'_> {
                     return Err(Stop);
                 }
             }
-            Mode::Follow { path, reached } => {
+            Mode::Follow {
+                paths,
+                sorted,
+                runs,
+                reached,
+                failed,
+                left,
+            } => {
                 let depth = self.path.steps.len();
-                if path.steps.get(depth) != Some(&index) {
-                    // Not on the path: not walked at all.
+                let Some(&(from, to)) = runs.last() else {
+                    return Err(Stop);
+                };
+                // Every path of the run goes on below the current part, so has a step at
+                // this depth; sorted, those that take this one are a run of their own.
+                let within = &sorted[from..to];
+                let first = from + within.partition_point(|&at| paths[at].0[depth] < index);
+                let end = from + within.partition_point(|&at| paths[at].0[depth] <= index);
+                if first == end {
+                    // On no path: not walked at all.
                     return Ok(());
                 }
-                if path.offsets.get(depth) != Some(&offset) {
-                    // Elsewhere in its element than when it was saved: not a part of it.
+                // The paths that end here sort before those that go on below.
+                let mut below = end;
+                for (run_at, &at) in sorted.iter().enumerate().take(end).skip(first) {
+                    let (steps, offsets) = paths[at];
+                    if steps.len() > depth + 1 && below == end {
+                        below = run_at;
+                    }
+                    if failed[at] {
+                        continue;
+                    }
+                    if offsets[depth] != offset {
+                        // Elsewhere in its element than when it was saved: not a part of it.
+                        failed[at] = true;
+                        *left -= 1;
+                    } else if steps.len() == depth + 1 {
+                        reached[at] = Some(Reached { part, run_room });
+                        *left -= 1;
+                    }
+                }
+                if *left == 0 {
                     return Err(Stop);
                 }
-                if depth + 1 == path.steps.len() {
-                    *reached = Some(Reached { part, run_room });
-                    return Err(Stop);
+                if below == end {
+                    return Ok(());
                 }
+                runs.push((below, end));
             }
         }
         self.path.steps.push(index);
@@ -408,6 +482,9 @@ impl Walker<'_> {
         self.frames.pop();
         self.path.steps.pop();
         self.path.offsets.pop();
+        if let Mode::Follow { runs, .. } = &mut self.mode {
+            runs.pop();
+        }
         walked
     }
 
