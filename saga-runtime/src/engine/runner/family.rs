@@ -5,6 +5,20 @@
 //! built. A token goes to the first build that has the point it names, with the same
 //! identity: the current build first, so that a point that did not change resumes on the
 //! newest code. A token no build knows is refused, with the current build's reason.
+//!
+//! # The layers a tool is served through, and why each exists
+//!
+//! - [`SagaTool`], the user's tool as `#[saga_tool]` compiles it: typed state and step.
+//! - [`Typed`](crate::engine::contract::typed::Typed), the same behind an object with the
+//!   state's type erased, so that everything else a transition does is compiled once for
+//!   every tool rather than once per tool (`engine::contract::typed`).
+//! - [`Compiled<T>`], one build of a tool with its suspension points, traced once when the
+//!   server is built, so that no request traces a layout.
+//! - [`DynTool`], what a server resumes a token with; [`Family`] implements it for a tool
+//!   and its retired builds, so that a token goes to the build that has its point.
+//! - [`Saga`], the shared handle (`Arc<dyn DynTool>`) the serving layer holds.
+//! - `serve::tools::ServedTool`, the registry's entry: the handle with the tool's listing
+//!   and how it is reached (listed, direct path), which no transition reads.
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! run was handed on within the request.
 //!
 //! It lives in the drive (`drive::drive` makes one per call it drives) and is lent to each
-//! transition, not kept on the [`SagaContext`](crate::SagaContext): the context is what a
+//! transition, not kept on the [`SagaContext`](crate::engine::SagaContext): the context is what a
 //! tool reads, shared with its step and copied into detached rounds and tasks, while this
 //! is the run's own bookkeeping, which a copy must never carry into another request.
 
