@@ -438,6 +438,15 @@ async fn in_postgres_shared_by_two_replicas() {
 /// Counted runs of `ask_then_work`'s work, by order.
 static WORKED: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
 
+/// How many times `ask_then_work` worked on `order`.
+fn worked(order: &str) -> Option<usize> {
+    WORKED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_ref()
+        .and_then(|worked| worked.get(order).copied())
+}
+
 /// Asks, then works in a task (its first checkpoint begins it).
 #[saga_tool(task)]
 async fn ask_then_work(order: String) -> Result<String, SagaError> {
@@ -453,20 +462,24 @@ async fn ask_then_work(order: String) -> Result<String, SagaError> {
     Ok(format!("{order}: {go}"))
 }
 
+/// A server of `ask_then_work` with recorded outcomes and tasks.
+fn ask_then_work_server() -> SagaServer {
+    SagaServer::builder()
+        .keys(KeyRing::from_keys([KEY]).expect("a key"))
+        .single_use(MemoryStore::new(1_000))
+        .tool(ask_then_work)
+        .tasks(TaskStore::memory())
+        .build()
+        .expect("the server builds")
+}
+
 /// Finding 1 of the retries' review: a request whose round began a task, sent again
 /// without the tasks extension, was answered from its record, which held the state the
 /// task's worker goes on from; the client could then run the task's rounds beside the
 /// worker. Its token is spent instead, and the retry refused.
 #[tokio::test]
 async fn a_tasks_creation_sent_again_is_refused_not_forked() {
-    let server = SagaServer::builder()
-        .keys(KeyRing::from_keys([KEY]).expect("a key"))
-        .single_use(MemoryStore::new(1_000))
-        .tool(ask_then_work)
-        .tasks(TaskStore::memory())
-        .build()
-        .expect("the server builds");
-    let running = serve_local(server).await;
+    let running = serve_local(ask_then_work_server()).await;
     let start = Call::new("ask_then_work", json!({"order": "fork"}));
     let t1 = first_token(&start, running.addr).await;
     let tasks = saga_examples::harness::tasks::TaskClient::new();
@@ -491,12 +504,7 @@ async fn a_tasks_creation_sent_again_is_refused_not_forked() {
         .settled(running.addr, &id, Duration::from_secs(30))
         .await;
     assert_eq!(done["status"], "completed", "{done}");
-    let worked = WORKED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .as_ref()
-        .and_then(|worked| worked.get("fork").copied());
-    assert_eq!(worked, Some(1), "the task's work ran once");
+    assert_eq!(worked("fork"), Some(1), "the task's work ran once");
 }
 
 /// The other way round: a round answered without the tasks extension, its answer
@@ -505,14 +513,7 @@ async fn a_tasks_creation_sent_again_is_refused_not_forked() {
 /// the work runs once.
 #[tokio::test]
 async fn a_recorded_answer_sent_again_as_a_tasks_creation_is_refused() {
-    let server = SagaServer::builder()
-        .keys(KeyRing::from_keys([KEY]).expect("a key"))
-        .single_use(MemoryStore::new(1_000))
-        .tool(ask_then_work)
-        .tasks(TaskStore::memory())
-        .build()
-        .expect("the server builds");
-    let running = serve_local(server).await;
+    let running = serve_local(ask_then_work_server()).await;
     let start = Call::new("ask_then_work", json!({"order": "recorded"}));
     let t1 = first_token(&start, running.addr).await;
     let plain = json_of(&body(&start.resume(t1.clone(), yes()), running.addr).await);
@@ -527,12 +528,11 @@ async fn a_recorded_answer_sent_again_as_a_tasks_creation_is_refused() {
         )
         .await;
     refused(&again);
-    let worked = WORKED
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .as_ref()
-        .and_then(|worked| worked.get("recorded").copied());
-    assert_eq!(worked, Some(1), "the work ran once, for the first sending");
+    assert_eq!(
+        worked("recorded"),
+        Some(1),
+        "the work ran once, for the first sending"
+    );
 }
 
 #[tokio::test]
