@@ -30,15 +30,8 @@ fn the_transition_takes_what_the_checks_count() {
     let tokens = tokens_of(&family);
     let mut signatures = Vec::new();
     walk(&tokens, &mut |trees| {
-        for (at, tree) in trees.iter().enumerate() {
-            if let TokenTree::Ident(keyword) = tree
-                && keyword == "fn"
-                && let Some(TokenTree::Ident(function)) = trees.get(at + 1)
-                && function == "run"
-                && let Some(TokenTree::Group(parameters)) = trees[at + 2..].iter().find(|tree| {
-                    matches!(tree, TokenTree::Group(group) if group.delimiter() == Delimiter::Parenthesis)
-                })
-            {
+        for at in 0..trees.len() {
+            if let Some(parameters) = function_group(trees, at, "run", Delimiter::Parenthesis) {
                 // Less the receiver, `&'a self`.
                 signatures.push(top_level_arguments(parameters.stream()) - 1);
             }
@@ -201,16 +194,9 @@ fn an_http_post_is_decided_in_one_function() {
         let name = relative(&src, &file);
         let tokens = tokens_of(&file);
         walk(&tokens, &mut |trees| {
-            for (at, tree) in trees.iter().enumerate() {
+            for at in 0..trees.len() {
                 // A function's body is read apart: the one named `posted` is the decision.
-                if let TokenTree::Ident(keyword) = tree
-                    && keyword == "fn"
-                    && let Some(TokenTree::Ident(function)) = trees.get(at + 1)
-                    && function == "posted"
-                    && let Some(TokenTree::Group(body)) = trees[at + 2..].iter().find(|tree| {
-                        matches!(tree, TokenTree::Group(group) if group.delimiter() == Delimiter::Brace)
-                    })
-                {
+                if let Some(body) = function_group(trees, at, "posted", Delimiter::Brace) {
                     inside.extend(decisions(&body.stream(), &name));
                 }
             }
@@ -282,6 +268,28 @@ fn goes_on_from_a_round(body: &TokenStream) -> bool {
             .any(|tree| matches!(tree, TokenTree::Ident(ident) if ident == "InputRequired"));
     });
     assigns && reads_a_round
+}
+
+/// When `trees[at]` begins `fn name`, the function's first group delimited by
+/// `delimiter`: its parameters (`Parenthesis`) or its body (`Brace`).
+fn function_group<'t>(
+    trees: &'t [TokenTree],
+    at: usize,
+    name: &str,
+    delimiter: Delimiter,
+) -> Option<&'t proc_macro2::Group> {
+    let (TokenTree::Ident(keyword), Some(TokenTree::Ident(function))) =
+        (trees.get(at)?, trees.get(at + 1))
+    else {
+        return None;
+    };
+    if keyword != "fn" || function != name {
+        return None;
+    }
+    trees[at + 2..].iter().find_map(|tree| match tree {
+        TokenTree::Group(group) if group.delimiter() == delimiter => Some(group),
+        _ => None,
+    })
 }
 
 /// How many comma-separated arguments a parenthesised group holds at its top level.

@@ -438,6 +438,24 @@ async fn in_postgres_shared_by_two_replicas() {
 /// Counted runs of `ask_then_work`'s work, by order.
 static WORKED: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
 
+/// `ask_then_work`'s second round for `order`, from `token`, sent by a client of the
+/// tasks extension (its first checkpoint then begins a task).
+async fn resumed_as_task(
+    tasks: &saga_examples::harness::tasks::TaskClient,
+    addr: SocketAddr,
+    order: &str,
+    token: &str,
+) -> Value {
+    tasks
+        .request(
+            addr,
+            "tools/call",
+            json!({"name": "ask_then_work", "arguments": {"order": order},
+                   "requestState": token, "inputResponses": yes()}),
+        )
+        .await
+}
+
 /// How many times `ask_then_work` worked on `order`.
 fn worked(order: &str) -> Option<usize> {
     WORKED
@@ -483,14 +501,7 @@ async fn a_tasks_creation_sent_again_is_refused_not_forked() {
     let start = Call::new("ask_then_work", json!({"order": "fork"}));
     let t1 = first_token(&start, running.addr).await;
     let tasks = saga_examples::harness::tasks::TaskClient::new();
-    let created = tasks
-        .request(
-            running.addr,
-            "tools/call",
-            json!({"name": "ask_then_work", "arguments": {"order": "fork"},
-                   "requestState": t1, "inputResponses": yes()}),
-        )
-        .await;
+    let created = resumed_as_task(&tasks, running.addr, "fork", &t1).await;
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let id = created["result"]["taskId"]
         .as_str()
@@ -519,14 +530,7 @@ async fn a_recorded_answer_sent_again_as_a_tasks_creation_is_refused() {
     let plain = json_of(&body(&start.resume(t1.clone(), yes()), running.addr).await);
     assert!(plain.get("error").is_none(), "{plain}");
     let tasks = saga_examples::harness::tasks::TaskClient::new();
-    let again = tasks
-        .request(
-            running.addr,
-            "tools/call",
-            json!({"name": "ask_then_work", "arguments": {"order": "recorded"},
-                   "requestState": t1, "inputResponses": yes()}),
-        )
-        .await;
+    let again = resumed_as_task(&tasks, running.addr, "recorded", &t1).await;
     refused(&again);
     assert_eq!(
         worked("recorded"),

@@ -293,9 +293,8 @@ async fn drive_rounds<P: Policy>(
     per_call: &PerCall,
 ) -> Result<CallToolResponse, ErrorData> {
     let mut passed = 0usize;
-    // The first round's token is the request's (or the task record's); every later one is
-    // handed on here, and never left the process.
-    per_call.set_handed_on(false);
+    // The first round's token is the request's (or the task record's: a new `PerCall`
+    // says so); every later one is handed on here, and never left the process.
     // The response the request answers with, unless the call ended: it leaves here.
     let response = loop {
         // The call is lent, not copied: the transition takes the round's inputs out of it
