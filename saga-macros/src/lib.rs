@@ -321,17 +321,23 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// points into (a root) and the path to the part there (a field, a `Vec`'s element, a
 /// `BTreeMap`'s entry; a `HashMap`'s is refused when saved, its order changing once read
 /// back), found by walking the root through its own `Serialize`. The roots are
-/// the locals it is made from that are not `mut` and are declared before it; they are
-/// kept with it, read after the suspension or not. After a restore each borrow is made
-/// again at that path in the restored root, and must find a part of the same type that
-/// serializes alike, or the round is refused (`-32602`, naming the local). Nothing runs
-/// again: effects in the loop that built it happen once.
+/// the locals it is made from that are not `mut` and are declared before it (any such
+/// local kept with it, when what makes it is out of sight: pushed by a macro of your
+/// own); they are kept with it, read after the suspension or not, at the tool's own
+/// suspensions and across a `#[saga_fn]` call that asks alike. After a restore each
+/// borrow is made again at that path in the restored root, and must find a part of the
+/// same type that serializes alike, or the round is refused (`-32602`, naming the local).
+/// Nothing runs again: effects in the loop that built it happen once.
 ///
-/// Kept so, by type: `&T` and `&[T]` of an owned `T`, and `Option`s, `Vec`s, pairs and
-/// triples of them (with numbers, `bool`, `char`, `String` beside them). Not a `&str`,
-/// which its type cannot tell from a `String` to save: hold a `String`. A borrow found in
-/// no root (a function's result, a `Box`'s or a `RefCell`'s content, a local used by value
-/// somewhere) fails the suspension with an error naming the local.
+/// Kept so, by type: `&T` and `&[T]` of an owned `T`, a `&str` in a kept `String` (the
+/// whole text or a part of it, found at the same bytes), and `Option`s, `Vec`s, pairs and
+/// triples of them (with numbers, `bool`, `char`, `String` beside them). A `&str` is also
+/// `Deserialize`, so rustc cannot tell by its type alone whether it is to be saved as it
+/// is: a local holding one is kept where it points when its type is written (`let mut
+/// best: Option<&str> = None;`, `let mut picked: Vec<&str> = Vec::new();`); without it,
+/// the error at the local says so. A borrow found in no root (a function's result, a
+/// literal, a `Box`'s or a `RefCell`'s content, a local used by value somewhere) fails the
+/// suspension with an error naming the local.
 ///
 /// A borrow that is none of these (of a temporary, `&names.join(", ")`; returned by a
 /// function, `longest(&names)`; by a method of your own, `roster.captain()`) must be

@@ -337,3 +337,208 @@ async fn borrows_the_macro_could_not_make_again_are_kept_where_they_point() {
         "hi, Some(\"ann\"); longest Some(\"bartholomew\") after 3 scans"
     );
 }
+
+// Texts kept as where they point (issue 95): a `&str` into a kept `String` (a field of
+// an item of a kept `Vec`, the whole text or a part of it), in a local whose type is
+// written, built up over statements that suspend.
+
+/// The cheapest street asked about, an `Option<&str>` assigned in a loop that asks, kept
+/// across the confirming question.
+#[saga_tool]
+pub async fn cheapest_street(flats: Vec<Flat>) -> Result<String, SagaError> {
+    let mut best: Option<&str> = None;
+    let mut best_rent = u32::MAX;
+    for f in flats.iter() {
+        let ok: bool = elicit(format!("Pick {} at {}?", f.street, f.rent)).await?;
+        if ok && f.rent < best_rent {
+            best = Some(f.street.as_str());
+            best_rent = f.rent;
+        }
+    }
+    let sure: bool = elicit(format!("Confirm {best:?}?")).await?;
+    Ok(format!("{sure}: {best:?} at {best_rent}"))
+}
+
+/// A `Vec<&str>` pushed in two loops (a `&String` coerced, a part of one, a whole one),
+/// read between them, kept across a `#[saga_fn]` that asks and a last question.
+#[saga_tool]
+pub async fn shortlist(flats: Vec<Flat>, prefix: usize) -> Result<String, SagaError> {
+    let mut picked: Vec<&str> = Vec::new();
+    for f in flats.iter() {
+        if elicit::<bool>(format!("Pick {}?", f.street)).await? {
+            picked.push(&f.street);
+        }
+    }
+    let first_round = picked.len();
+    for f in flats.iter().rev().filter(|f| f.rooms > 1) {
+        if elicit::<bool>(format!("Again {} ({first_round} so far)?", f.street)).await? {
+            picked.push(&f.street[..prefix.min(f.street.len())]);
+        }
+    }
+    let sure = confirm_texts(&picked).await?;
+    let again: bool = elicit(format!("Really {}?", picked.len())).await?;
+    Ok(format!("{sure} {again}: {}", picked.join(", ")))
+}
+
+#[saga_fn]
+async fn confirm_texts(names: &[&str]) -> Result<bool, SagaError> {
+    elicit(format!("Confirm {}?", names.join(", "))).await
+}
+
+/// Pushed in one loop, a `&String` coerced to the `&str` the written type names (made
+/// again from the loop's position after a restore), and pairs of a text and a number.
+#[saga_tool]
+pub async fn streets_and_rents(flats: Vec<Flat>) -> Result<String, SagaError> {
+    let mut streets: Vec<&str> = Vec::new();
+    let mut pairs: Vec<(&str, u32)> = Vec::new();
+    for f in flats.iter() {
+        if elicit::<bool>(format!("Pick {}?", f.street)).await? {
+            streets.push(&f.street);
+        }
+        if elicit::<bool>(format!("Pair {}?", f.street)).await? {
+            pairs.push((f.street.trim(), f.rent));
+        }
+    }
+    let sure: bool = elicit(format!("Confirm {}?", streets.join(", "))).await?;
+    Ok(format!("{sure}: {} {pairs:?}", streets.join(", ")))
+}
+
+fn pick_streets(picked: &'static [&'static str]) -> impl Fn() -> Script {
+    move || {
+        Script::new(move |_key, request| {
+            let prompt = prompt_of(request);
+            let yes = !(prompt.starts_with("Pick") || prompt.starts_with("Again") || prompt.starts_with("Pair"))
+                || picked.iter().any(|street| prompt.contains(street));
+            accept(json!({"value": yes}))
+        })
+    }
+}
+
+#[tokio::test]
+async fn texts_built_up_over_statements_are_found_again_in_their_strings() {
+    for (picked, text) in [
+        (&["oak", "ash"][..], "true: Some(\"oak\") at 700"),
+        (&[][..], "true: None at 4294967295"),
+        (&["elm", "oak", "ash", "fir"][..], "true: Some(\"fir\") at 650"),
+    ] {
+        let outcome = differential(
+            &cheapest_street,
+            plain!(plain::cheapest_street),
+            flats(),
+            pick_streets(picked),
+        )
+        .await;
+        assert_eq!(outcome.text(), text);
+    }
+    for (picked, prefix, text) in [
+        (&["oak", "ash"][..], 2, "true true: oak, ash, as, oa"),
+        (&["elm"][..], 9, "true true: elm, elm"),
+        (&[][..], 1, "true true: "),
+    ] {
+        let mut arguments = flats();
+        arguments["prefix"] = json!(prefix);
+        let outcome = differential(
+            &shortlist,
+            plain!(plain::shortlist),
+            arguments,
+            pick_streets(picked),
+        )
+        .await;
+        assert_eq!(outcome.text(), text);
+    }
+    let outcome = differential(
+        &streets_and_rents,
+        plain!(plain::streets_and_rents),
+        flats(),
+        pick_streets(&["elm", "fir"]),
+    )
+    .await;
+    assert_eq!(
+        outcome.text(),
+        "true: elm, fir [(\"elm\", 900), (\"fir\", 650)]"
+    );
+}
+
+/// A `Vec<&T>` pushed in two loops (so kept as where each borrow points), kept across a
+/// `#[saga_fn]` that asks and is given it, and across the tool's own last question.
+#[saga_tool]
+pub async fn tour(flats: Vec<Flat>) -> Result<String, SagaError> {
+    let mut picked: Vec<&Flat> = Vec::new();
+    for f in flats.iter() {
+        if elicit::<bool>(format!("Pick {}?", f.street)).await? {
+            picked.push(f);
+        }
+    }
+    for f in flats.iter().rev().filter(|f| f.rent < 1000) {
+        if elicit::<bool>(format!("Again {}?", f.street)).await? {
+            picked.push(f);
+        }
+    }
+    let sure = confirm_flats(&picked).await?;
+    let again: bool = elicit(format!("Really {}?", picked.len())).await?;
+    let streets: Vec<&str> = picked.iter().map(|f| f.street.as_str()).collect();
+    Ok(format!("{sure} {again}: {}", streets.join(", ")))
+}
+
+#[saga_fn]
+async fn confirm_flats(flats: &[&Flat]) -> Result<bool, SagaError> {
+    let rooms: u32 = flats.iter().map(|f| f.rooms).sum();
+    elicit(format!("Confirm {} flats, {rooms} rooms?", flats.len())).await
+}
+
+#[tokio::test]
+async fn borrows_kept_as_where_they_point_across_a_helper_that_asks() {
+    for (picked, text) in [
+        (&["oak", "ash"][..], "true true: oak, ash, oak"),
+        (&[][..], "true true: "),
+        (&["elm", "fir"][..], "true true: elm, fir, fir, elm"),
+    ] {
+        let outcome = differential(&tour, plain!(plain::tour), flats(), pick_streets(picked)).await;
+        assert_eq!(outcome.text(), text);
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Task {
+    pub title: String,
+    pub urgent: bool,
+}
+
+// A macro of the user's own that pushes: what the `Vec` is made from is out of sight, so
+// any local kept with it may be where its borrows point (`open`, here).
+macro_rules! keep {
+    ($v:ident, $x:expr) => {
+        $v.push($x)
+    };
+}
+
+/// A `Vec<&str>` pushed through a macro of the user's, in a loop that asks each turn,
+/// kept across the last question.
+#[saga_tool]
+pub async fn triage(open: Vec<Task>) -> Result<String, SagaError> {
+    let mut picked: Vec<&str> = Vec::new();
+    for t in open.iter() {
+        if t.urgent {
+            keep!(picked, t.title.as_str());
+        }
+        let _seen: bool = elicit(format!("seen {}?", t.title)).await?;
+    }
+    let go: bool = elicit(format!("close {}?", picked.len())).await?;
+    Ok(format!("{go} {}", picked.join(",")))
+}
+
+#[tokio::test]
+async fn borrows_pushed_by_a_macro_of_the_users_are_found_among_every_kept_local() {
+    let outcome = differential(
+        &triage,
+        plain!(plain::triage),
+        json!({"open": [
+            {"title": "fire", "urgent": true},
+            {"title": "paint", "urgent": false},
+            {"title": "flood", "urgent": true},
+        ]}),
+        yes,
+    )
+    .await;
+    assert_eq!(outcome.text(), "true fire,flood");
+}

@@ -147,6 +147,12 @@ pub struct Saved {
     /// declared before it, are its roots, which a value that holds borrows of them is
     /// saved among (see [`Saved::roots`]).
     pub sources: Vec<String>,
+    /// Whether what it is made from is out of sight (`lower::sources::Sources::unseen`):
+    /// then any local kept with it may be a root.
+    pub unseen: bool,
+    /// Whether its written type holds a `&str` (`lower::sources::Sources::holds_text`):
+    /// saved among roots, it is wrapped so that rustc saves it as where its texts point.
+    pub text: bool,
 }
 
 impl Saved {
@@ -174,7 +180,7 @@ impl Saved {
                     && !written(&root.ident).starts_with("__")
                     && !site.is_for_item(&name)
                     && !site.is_rest_of_items(&name)
-                    && self.sources.contains(&name)
+                    && (self.unseen || self.sources.contains(&name))
                     && position(&root.ident) < at
             })
             .collect();

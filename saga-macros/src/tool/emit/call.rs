@@ -119,9 +119,9 @@ pub fn resume(site: &Site, saved: &[Saved], rebound: &[Rebound], carrier: Carrie
 }
 
 /// A saved local of the caller, read back (through the kind, so that it has its type).
-pub fn restore(source: &Ident) -> TokenStream {
+pub fn restore(source: &Ident) -> Expr {
     let private = private_path();
-    quote!(#private::kind_of(__mark0).restore(#source))
+    syn::parse_quote!(#private::kind_of(__mark0).restore(#source))
 }
 
 /// A call site in the body kept beside a failed expansion: typed as the call's result

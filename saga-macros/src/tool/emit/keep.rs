@@ -8,7 +8,7 @@ use quote::quote_spanned;
 use syn::Ident;
 
 use crate::shared::{private_path, private_path_at};
-use crate::tool::ir::{Chosen, Rebound, Saved, Site, Suspension};
+use crate::tool::ir::{Chosen, Rebound, Saved, Site};
 
 /// Where the fields are made: at a suspension of the tool's own, or at a helper's call,
 /// whose kind (`__kind`, declared at the call site's span, given here, so that the name
@@ -85,15 +85,17 @@ pub fn keep_shim(sites: &[Site], locates: bool) -> TokenStream {
             #[inline]
             fn saga_saves_this_local_among<
                 __K: #private::CallSaves,
-                __T: #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>,
+                __W,
+                __T: #private::SavedAmong<<__K as #private::CallSaves>::Across, __W, __M>,
                 __M,
             >(
                 __saga_site: &__K,
                 __saga_local: __T,
                 __saga_roots: &[#private::Root<'_>],
                 __saga_name: &str,
-            ) -> <__T as #private::SavedAmong<<__K as #private::CallSaves>::Across, __M>>::Kept {
-                #private::keep_among(__saga_site, __saga_local, __saga_roots, __saga_name)
+                __saga_as: &__W,
+            ) -> <__T as #private::SavedAmong<<__K as #private::CallSaves>::Across, __W, __M>>::Kept {
+                #private::keep_among(__saga_site, __saga_local, __saga_roots, __saga_name, __saga_as)
             }
         }
     });
@@ -158,18 +160,14 @@ pub fn keep_shim(sites: &[Site], locates: bool) -> TokenStream {
 }
 
 /// The roots `s` is saved among at `site` (see `Saved::roots`): none for a local saved as
-/// it is, which is every local of a helper's call, a choice among literals or constants, a
-/// loop's item or rest, and one that may hold no borrow of another.
-fn roots_among<'a>(site: &Site, s: &Saved, saved: &'a [Saved], keeper: Keeper) -> Vec<&'a Saved> {
+/// it is, which is a choice among literals or constants, a loop's item or rest, and one
+/// that may hold no borrow of another.
+fn roots_among<'a>(site: &Site, s: &Saved, saved: &'a [Saved]) -> Vec<&'a Saved> {
     let name = s.ident.to_string();
     let of_loop = site.for_loops.iter().any(|each| {
         each.bindings.contains(&name) && saved.iter().any(|kept| kept.ident == each.rest)
     });
-    if s.chosen.is_some()
-        || !matches!(keeper, Keeper::Runtime)
-        || of_loop
-        || site.is_rest_of_items(&name)
-    {
+    if s.chosen.is_some() || of_loop || site.is_rest_of_items(&name) {
         return Vec::new();
     }
     s.roots(site, saved)
@@ -180,11 +178,9 @@ fn roots_among<'a>(site: &Site, s: &Saved, saved: &'a [Saved], keeper: Keeper) -
 /// so that a tool without one compiles nothing more for them.
 pub fn locates(sites: &[Site], saved: &[Vec<Saved>]) -> bool {
     sites.iter().zip(saved).any(|(site, saved)| {
-        // A helper's call saves the caller's locals through its kind (`Keeper::CallKind`).
-        !matches!(site.suspension, Suspension::Call { .. })
-            && saved
-                .iter()
-                .any(|s| !roots_among(site, s, saved, Keeper::Runtime).is_empty())
+        saved
+            .iter()
+            .any(|s| !roots_among(site, s, saved).is_empty())
     })
 }
 
@@ -280,7 +276,7 @@ pub fn fields(
                         }
                         None => quote_spanned!(span=> #ident),
                     };
-                    let roots = roots_among(site, s, saved, keeper);
+                    let roots = roots_among(site, s, saved);
                     if roots.is_empty() {
                         keeper.call(span, "keep", local)
                     } else {
@@ -292,10 +288,14 @@ pub fn fields(
                         });
                         let name = crate::tool::ir::written(&s.ident);
                         let kept = Ident::new(&format!("__kept{index}"), span);
+                        // Its written type holds a `&str`, which is also `Deserialize` up
+                        // to its lifetime: saved as where it points, rustc cannot choose.
+                        let how = Ident::new(if s.text { "AsTexts" } else { "AsValue" }, span);
+                        let private = private_path_at(span);
                         let keep = keeper.call(
                             span,
                             "keep_among",
-                            quote_spanned!(span=> #local, &[#(#roots),*], #name),
+                            quote_spanned!(span=> #local, &[#(#roots),*], #name, &#private::#how),
                         );
                         let start = s.ident.span().start();
                         among.push((

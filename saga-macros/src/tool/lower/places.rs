@@ -200,8 +200,18 @@ impl Refs {
 
     /// The locals kept with `name` at a suspension for its borrows' sake (see
     /// `Sources::kept_with`).
-    pub fn kept_with(&self, name: &str) -> Vec<String> {
-        let mut kept = self.sources.kept_with(name);
+    /// When nothing `name` is made from is in sight (`Sources::unseen`), every local of
+    /// `visible` not moved may be one.
+    pub fn kept_with(&self, name: &str, visible: &[&Ident]) -> Vec<String> {
+        let mut kept = if self.sources.unseen(name) {
+            visible
+                .iter()
+                .map(ToString::to_string)
+                .filter(|local| local != name && !self.sources.moved(local))
+                .collect()
+        } else {
+            self.sources.kept_with(name)
+        };
         // Not the expansion's own locals (an answer, a loop's position): only the user's
         // own hold what a borrow points into.
         kept.retain(|root| {
@@ -213,6 +223,16 @@ impl Refs {
                 .starts_with("__")
         });
         kept
+    }
+
+    /// Whether what `name` is made from is out of sight (see `Sources::unseen`).
+    pub fn unseen(&self, name: &str) -> bool {
+        self.sources.unseen(name)
+    }
+
+    /// Whether `name`'s written type holds a `&str` (see `Sources::holds_text`).
+    pub fn holds_text(&self, name: &str) -> bool {
+        self.sources.holds_text(name)
     }
 
     /// Whether `name` holds a borrow: `Some(mutable)`.

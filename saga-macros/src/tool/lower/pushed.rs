@@ -176,11 +176,20 @@ fn rewrite(
     let private = private_path();
     let at = Ident::new(&format!("{PUSHED}{count}"), span);
     let written = crate::tool::ir::written(ident);
+    let element = ty.and_then(element_type);
     let ty = ty.map(|ty| quote::quote!(: #ty));
-    // One arm per push, by its number (each pushes a value of the `Vec`'s one type).
+    // One arm per push, by its number (each pushes a value of the `Vec`'s one type). A
+    // written element type is where each value coerces, as it did at the push
+    // (`picked.push(&t.title)` onto a `Vec<&str>`).
     let sites = values.iter().enumerate().map(|(site, value)| {
         let site = site as u32;
-        quote::quote!(#site => #value,)
+        match element {
+            Some(element) => quote::quote!(#site => {
+                let __saga_pushed: #element = #value;
+                __saga_pushed
+            },),
+            None => quote::quote!(#site => #value,),
+        }
     });
     // Every binding of the item used, whichever push reads it (no warning at the user's
     // pattern for one a push does not read).
@@ -293,6 +302,30 @@ fn borrows_an_item(value: &Expr, items: &HashSet<String>, whole: &HashSet<String
         Expr::Paren(paren) => again(&paren.expr),
         _ => false,
     }
+}
+
+/// The element type of a written `Vec<T>`, when it names no lifetime (a named one may
+/// be the function's, which the closure that makes each value again cannot name alike).
+fn element_type(ty: &syn::Type) -> Option<&syn::Type> {
+    struct Named(bool);
+    impl<'ast> Visit<'ast> for Named {
+        fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
+            self.0 |= lifetime.ident != "_";
+        }
+    }
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let [syn::GenericArgument::Type(element)] = args.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let mut named = Named(false);
+    named.visit_type(element);
+    (last.ident == "Vec" && path.qself.is_none() && !named.0).then_some(element)
 }
 
 /// `Vec::new()`, `std::vec::Vec::new()` or `vec![]`.

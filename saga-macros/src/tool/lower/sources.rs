@@ -32,6 +32,11 @@ pub struct Sources {
     /// Locals used by value somewhere (see `Moves`): perhaps moved, so never kept alive
     /// for another's sake.
     moved: HashSet<String>,
+    /// Locals whose written type holds a `&str` that is not `'static` (`let mut picked:
+    /// Vec<&str>`): saved as where their texts point when they hold borrows of the roots
+    /// (the runtime's `Texts`). The type is what tells: a `&str` is also `Deserialize`,
+    /// so rustc cannot choose for the local.
+    texts: HashSet<String>,
 }
 
 impl Sources {
@@ -56,6 +61,24 @@ impl Sources {
         let mut kept = self.borrowed_from(name);
         kept.retain(|source| !self.moved.contains(source));
         kept
+    }
+
+    /// Whether `name` visibly holds borrows (see `building`) but nothing it is made from
+    /// is in sight (a macro of the user's pushes to it, `keep!(picked, t.title.as_str())`):
+    /// any local kept with it may then be a root. Only a superset matters (see the module),
+    /// and such a local had no roots before, so no layout that compiled changes.
+    pub fn unseen(&self, name: &str) -> bool {
+        self.borrowing.contains(name) && self.builds(name, 0) && self.of_local(name).is_empty()
+    }
+
+    /// Whether `name` may have been moved (see `moved`).
+    pub fn moved(&self, name: &str) -> bool {
+        self.moved.contains(name)
+    }
+
+    /// Whether `name`'s written type holds a `&str` that is not `'static` (see `texts`).
+    pub fn holds_text(&self, name: &str) -> bool {
+        self.texts.contains(name)
     }
 
     /// Whether `name` visibly holds borrows built up over statements (see `building`).
@@ -101,8 +124,12 @@ impl Sources {
         let written = written_reference(pat) || matches!(from, Expr::Reference(_));
         let borrowing = borrow_like(from) || written;
         let from_local = local_name(from);
+        let text = written_text(pat);
         pattern_bindings(pat, &mut |ident, _| {
             let name = ident.to_string();
+            if text {
+                self.texts.insert(name.clone());
+            }
             if borrowing {
                 self.borrowing.insert(name.clone());
             }
@@ -211,6 +238,34 @@ fn written_reference(pat: &Pat) -> bool {
     match pat {
         Pat::Type(typed) => {
             let mut found = Reference(false);
+            found.visit_type(&typed.ty);
+            found.0
+        }
+        _ => false,
+    }
+}
+
+/// Whether a pattern's written type holds a `&str` that is not `'static` (`let mut
+/// picked: Vec<&str>`, `Option<(&str, u32)>`).
+fn written_text(pat: &Pat) -> bool {
+    struct Text(bool);
+    impl<'ast> Visit<'ast> for Text {
+        fn visit_type_reference(&mut self, reference: &'ast syn::TypeReference) {
+            let is_str = matches!(&*reference.elem, syn::Type::Path(path)
+                if path.qself.is_none() && path.path.is_ident("str"));
+            let is_static = reference
+                .lifetime
+                .as_ref()
+                .is_some_and(|lifetime| lifetime.ident == "static");
+            if is_str && reference.mutability.is_none() && !is_static {
+                self.0 = true;
+            }
+            syn::visit::visit_type_reference(self, reference);
+        }
+    }
+    match pat {
+        Pat::Type(typed) => {
+            let mut found = Text(false);
             found.visit_type(&typed.ty);
             found.0
         }

@@ -13,9 +13,9 @@ use crate::engine::contract::tool::Step;
 pub use crate::engine::contract::opaque::opaque;
 pub use crate::engine::contract::tool::described;
 pub use crate::engine::expand::local::{
-    ASuspension, CallSaves, Items, Relocated, Restore, RestoreAmong, SavedAmong, SavedItemPart,
-    SavedLocal, SavedLoopItem, for_items, keep, keep_among, keep_item, keep_rest, restore,
-    restore_among,
+    ASuspension, AsTexts, AsValue, CallSaves, Items, Relocated, Restore, RestoreAmong, SavedAmong,
+    SavedItemPart, SavedLocal, SavedLoopItem, for_items, keep, keep_among, keep_item, keep_rest,
+    restore, restore_among,
 };
 pub use crate::engine::expand::located::{Located, Root, root};
 pub use crate::engine::expand::macro_state::{

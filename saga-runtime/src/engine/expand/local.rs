@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::engine::expand::located::{Bind, Locate, Located, Root, bound, located};
+use crate::engine::expand::located::{Bind, Locate, Located, No, Root, bound, located};
 use crate::engine::identity::slot::Slot;
 
 /// The marker of the impl a saved local uses; the only one that can apply.
@@ -80,10 +80,10 @@ pub trait SavedLocal<S, M> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is kept across a suspension point, so it must be saved in the saga's state",
     label = "this local is still used after a suspension",
-    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type when it is your own; a borrow kept across a suspension is saved as where it points in another local kept with it (a field, an element of a `Vec`, a map's entry) when it is a `&T` of an owned `T` (or an `Option`, `Vec` or tuple of such), and found there again; a `&str` is not (hold a `String` instead: `.to_owned()`), nor a borrow of a value a function returned (keep an owned value: `.cloned()`, `.to_owned()`)"
+    note = "locals that live across `elicit`, `sample`, `list_roots`, `checkpoint` or `join!` are serialized into the requestState token: derive `Serialize` and `Deserialize` for the type when it is your own; a borrow kept across a suspension is saved as where it points in another local kept with it (a field, an element of a `Vec`, a map's entry) when it is a `&T` of an owned `T` (or an `Option`, `Vec` or tuple of such, with numbers and `String`s beside them), and found there again; a `&str` into a kept `String` is too when the local's type is written (`let mut best: Option<&str> = None;`); a borrow of a value a function returned is not (keep an owned value: `.cloned()`, `.to_owned()`)"
 )]
 #[doc(hidden)]
-pub trait SavedAmong<S, M> {
+pub trait SavedAmong<S, W, M> {
     /// The state enum's field that holds it.
     type Kept;
 
@@ -91,7 +91,19 @@ pub trait SavedAmong<S, M> {
     fn kept_among(self, roots: &[Root<'_>], local: &str) -> Self::Kept;
 }
 
-impl<T: Serialize + DeserializeOwned> SavedAmong<ASuspension, Saved> for T {
+/// How the macro asks for a local kept among roots to be saved: as rustc finds it can be
+/// ([`AsValue`]: as it is, or as where its borrows point), or as where its borrows point
+/// though its type holds a `&str` ([`AsTexts`]: the local's written type says so). A
+/// `&str` is also `Deserialize` up to its lifetime, and rustc's selection does not look at
+/// lifetimes, so for such a type the two impls of [`AsValue`] would both apply.
+#[doc(hidden)]
+pub struct AsValue;
+
+/// See [`AsValue`].
+#[doc(hidden)]
+pub struct AsTexts;
+
+impl<T: Serialize + DeserializeOwned> SavedAmong<ASuspension, AsValue, Saved> for T {
     type Kept = Slot<T>;
 
     fn kept_among(self, _roots: &[Root<'_>], _local: &str) -> Slot<T> {
@@ -99,7 +111,7 @@ impl<T: Serialize + DeserializeOwned> SavedAmong<ASuspension, Saved> for T {
     }
 }
 
-impl<T: Unsaveable> SavedAmong<ASuspension, NeverSaved> for T {
+impl<T: Unsaveable> SavedAmong<ASuspension, AsValue, NeverSaved> for T {
     type Kept = Slot<T>;
 
     fn kept_among(self, _roots: &[Root<'_>], _local: &str) -> Slot<T> {
@@ -112,7 +124,16 @@ impl<T: Unsaveable> SavedAmong<ASuspension, NeverSaved> for T {
 #[doc(hidden)]
 pub struct Relocated;
 
-impl<T: Locate> SavedAmong<ASuspension, Relocated> for T {
+/// Not a value holding a `&str` (see [`AsValue`]): that one is [`AsTexts`]'s.
+impl<T: Locate<HoldsText = No>> SavedAmong<ASuspension, AsValue, Relocated> for T {
+    type Kept = Located<T::Erased>;
+
+    fn kept_among(self, roots: &[Root<'_>], local: &str) -> Located<T::Erased> {
+        located(&self, roots, local)
+    }
+}
+
+impl<T: Locate> SavedAmong<ASuspension, AsTexts, Relocated> for T {
     type Kept = Located<T::Erased>;
 
     fn kept_among(self, roots: &[Root<'_>], local: &str) -> Located<T::Erased> {
@@ -148,14 +169,16 @@ pub fn keep<K: CallSaves, T: SavedLocal<K::Across, M>, M>(
 
 /// [`keep`] for a local that may hold borrows of `roots`, the locals kept with it that are
 /// not `mut` and declared before it, from which it is made (see `located`); `local` is its
-/// name, for the error when a borrow is not found among them.
+/// name, for the error when a borrow is not found among them; `_as` how the macro asks for
+/// it to be saved ([`AsValue`], [`AsTexts`]).
 #[inline]
-pub fn keep_among<K: CallSaves, T: SavedAmong<K::Across, M>, M>(
+pub fn keep_among<K: CallSaves, W, T: SavedAmong<K::Across, W, M>, M>(
     _site: &K,
     local: T,
     roots: &[Root<'_>],
     name: &str,
-) -> <T as SavedAmong<K::Across, M>>::Kept {
+    _as: &W,
+) -> <T as SavedAmong<K::Across, W, M>>::Kept {
     local.kept_among(roots, name)
 }
 

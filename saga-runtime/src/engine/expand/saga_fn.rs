@@ -27,8 +27,10 @@ use crate::engine::asks::outside::sealed::Sealed;
 use crate::engine::caller::context::SagaContext;
 use crate::engine::contract::opaque::opaque;
 use crate::engine::expand::local::{
-    ASuspension, CallSaves, Restore, SavedItemPart, SavedLocal, SavedLoopItem,
+    ASuspension, CallSaves, Restore, RestoreAmong, SavedAmong, SavedItemPart, SavedLocal,
+    SavedLoopItem,
 };
+use crate::engine::expand::located::Root;
 use crate::engine::identity::slot::Slot;
 use crate::engine::round::answers::Answers;
 use crate::engine::round::requests::Request;
@@ -271,6 +273,14 @@ impl<T> SavedLocal<NoSuspension, NoSuspension> for T {
     }
 }
 
+impl<T, W> SavedAmong<NoSuspension, W, NoSuspension> for T {
+    type Kept = Slot<Unreachable<T>>;
+
+    fn kept_among(self, _roots: &[Root<'_>], _local: &str) -> Slot<Unreachable<T>> {
+        Slot(Unreachable(PhantomData))
+    }
+}
+
 impl<T> SavedLoopItem<NoSuspension, NoSuspension> for T {
     type Rest = Slot<Unreachable<Vec<T>>>;
 
@@ -330,6 +340,17 @@ impl<R: SagaFn> SagaFnKind<R> {
         saved.restored()
     }
 
+    /// A local of the caller that may hold borrows of `roots`, read back among them (see
+    /// `local::restore_among`).
+    pub fn restore_among<'r, K: RestoreAmong<'r>>(
+        self,
+        saved: K,
+        roots: &[Root<'r>],
+        local: &str,
+    ) -> K::Local {
+        saved.restored_among(roots, local)
+    }
+
     /// The call's result type, in the body kept beside a failed expansion (never run):
     /// IDEs see the right type, and rustc adds no errors of its own to the macro's.
     pub fn placeholder<A: SagaFn<Resumed = R, Output = R::Output>>(
@@ -368,6 +389,16 @@ impl<O> FutureKind<O> {
 
     /// Never reached: nothing is saved at an ordinary future.
     pub fn restore<T>(self, _saved: Slot<Unreachable<T>>) -> T {
+        unreachable!("an ordinary future never suspends a saga")
+    }
+
+    /// Never reached: nothing is saved at an ordinary future.
+    pub fn restore_among<T>(
+        self,
+        _saved: Slot<Unreachable<T>>,
+        _roots: &[Root<'_>],
+        _local: &str,
+    ) -> T {
         unreachable!("an ordinary future never suspends a saga")
     }
 

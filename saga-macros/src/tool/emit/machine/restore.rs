@@ -41,9 +41,7 @@ pub(super) fn restore(
         .filter(|name| !read_again.contains(name))
         .collect();
     free.extend(read_again);
-    if !call {
-        keep_roots(level, &visible, &mut free, refs);
-    }
+    keep_roots(level, &visible, &mut free, refs);
     let mut prefix: Vec<Stmt> = Vec::new();
     // A local the continuation overwrites before reading is declared, not saved: `let x;`
     // (with the type it was declared with), assigned by the continuation.
@@ -217,6 +215,11 @@ fn saved(
     refs: &Refs,
 ) -> Vec<Stmt> {
     let mut prefix = Vec::new();
+    let names: Vec<Ident> = visible
+        .iter()
+        .map(|(binding, _)| binding.ident.clone())
+        .collect();
+    let names: Vec<&Ident> = names.iter().collect();
     for (binding, _) in visible
         .into_iter()
         .filter(|(b, again)| again.is_none() && free.contains(&b.ident.to_string()))
@@ -229,16 +232,15 @@ fn saved(
             .then(|| quote::quote_spanned!(binding.ident.span()=> mut));
         let private = crate::shared::private_path();
         let chosen_here = declared_choice(level, local);
-        let value = if call {
-            crate::tool::emit::call::restore(&source)
-        } else {
-            // Read among its roots, which are known once the site's saved set is: the
-            // placeholder is replaced then ([`among`]). It names the locals kept for its
-            // borrows' sake, so that the levels around this one keep theirs.
+        // Read among its roots, which are known once the site's saved set is: the
+        // placeholder is replaced then ([`among`]), at a call through the call's kind. It
+        // names the locals kept for its borrows' sake, so that the levels around this one
+        // keep theirs.
+        let value = {
             let among = Ident::new(AMONG, source.span());
             let kept_names = match &chosen_here {
                 Some(_) => Vec::new(),
-                None => refs.kept_with(&local.to_string()),
+                None => refs.kept_with(&local.to_string(), &names),
             };
             let kept = kept_names
                 .into_iter()
@@ -279,6 +281,8 @@ fn saved(
             field,
             chosen,
             sources: refs.sources(&binding.ident.to_string()),
+            unseen: refs.unseen(&binding.ident.to_string()),
+            text: refs.holds_text(&binding.ident.to_string()),
         });
     }
     prefix
@@ -467,16 +471,28 @@ pub(super) fn among(cont: &mut Block, site: &Site, site_saved: &[Saved]) {
                 let roots = local
                     .map(|s| s.roots(self.site, self.saved))
                     .unwrap_or_default();
+                // At a call, through the call's kind: nothing is saved where an ordinary
+                // future is awaited.
+                let call = matches!(
+                    self.site.suspension,
+                    crate::tool::ir::Suspension::Call { .. }
+                );
                 *expr = match local {
                     Some(local) if !roots.is_empty() => {
                         let name = crate::tool::ir::written(&local.ident);
                         let roots = roots.iter().map(|root| &root.ident);
-                        syn::parse_quote!(#private::restore_among(
-                            #source,
-                            &[#(#private::root(&#roots)),*],
-                            #name,
-                        ))
+                        let roots = quote!(&[#(#private::root(&#roots)),*]);
+                        if call {
+                            syn::parse_quote!(#private::kind_of(__mark0).restore_among(
+                                #source,
+                                #roots,
+                                #name,
+                            ))
+                        } else {
+                            syn::parse_quote!(#private::restore_among(#source, #roots, #name))
+                        }
                     }
+                    _ if call => crate::tool::emit::call::restore(&source),
                     _ => syn::parse_quote!(#private::restore(#source)),
                 };
                 return;
@@ -507,6 +523,7 @@ fn keep_roots(
         let start = ident.span().start();
         (start.line, start.column)
     };
+    let names: Vec<&Ident> = visible.iter().map(|(binding, _)| &binding.ident).collect();
     loop {
         let mut more = Vec::new();
         for (binding, again) in visible {
@@ -518,7 +535,7 @@ fn keep_roots(
             {
                 continue;
             }
-            for root in refs.kept_with(&name) {
+            for root in refs.kept_with(&name, &names) {
                 let declared = visible
                     .iter()
                     .find(|(b, again)| again.is_none() && !b.mutable && b.ident == root);

@@ -16,10 +16,12 @@
 //! an error naming the local.
 //!
 //! What is found this way is decided by type ([`Locate`]): a shared reference to an owned
-//! value (`&T`, `&[T]`), and `Option`s, `Vec`s and pairs and triples of them, with
-//! numbers, `bool`, `char` and `String`s beside them. A type that holds no borrow is saved
-//! as it is, as before; a `&str` is left to the other rules (it is also `Deserialize`, so
-//! the type alone cannot tell which of the two a `Vec<&str>` wants).
+//! value (`&T`, `&[T]`), a `&str` in a kept `String` (the whole text or a part of it),
+//! and `Option`s, `Vec`s and pairs and triples of them, with numbers, `bool`, `char` and
+//! `String`s beside them. A type that holds no borrow is saved as it is, as before. A
+//! `&str` is also `Deserialize`, so the type alone cannot tell whether a `Vec<&str>` wants
+//! to be saved as it is (and fail for its lifetime) or as where it points: the macro
+//! decides, by the local's written type (`AsTexts` in `local`).
 
 mod walk;
 
@@ -71,6 +73,9 @@ pub trait Locate {
     /// The type without its lifetimes, which the state's field names and which makes the
     /// value again ([`Bind`]).
     type Erased: Bind;
+    /// [`Yes`] when it holds a `&str`: such a value is located only when the macro says so
+    /// (`AsTexts`), since it also satisfies `Deserialize` up to its lifetime.
+    type HoldsText;
 
     /// Records the value's parts, and the targets of its borrows.
     fn find(&self, finder: &mut Finder);
@@ -82,6 +87,8 @@ pub trait Locate {
 pub trait TuplePart {
     /// [`Yes`] when it holds a borrow: a tuple holds one when a part does.
     type Borrows;
+    /// As [`Locate::HoldsText`].
+    type HoldsText;
     /// As [`Locate::Erased`].
     type Erased: Bind;
 
@@ -91,6 +98,7 @@ pub trait TuplePart {
 
 impl<V: Locate> TuplePart for V {
     type Borrows = Yes;
+    type HoldsText = V::HoldsText;
     type Erased = V::Erased;
 
     fn find_part(&self, finder: &mut Finder) {
@@ -119,6 +127,7 @@ pub struct SliceOf<T>(PhantomData<fn() -> T>);
 
 impl<T: Serialize + DeserializeOwned + 'static> Locate for &T {
     type Erased = Ref<T>;
+    type HoldsText = No;
 
     fn find(&self, finder: &mut Finder) {
         finder.target(*self);
@@ -135,6 +144,7 @@ impl<T: Serialize + DeserializeOwned + 'static> Bind for Ref<T> {
 
 impl<T: Serialize + DeserializeOwned + 'static> Locate for &[T] {
     type Erased = SliceOf<T>;
+    type HoldsText = No;
 
     fn find(&self, finder: &mut Finder) {
         finder.slice(self);
@@ -149,8 +159,32 @@ impl<T: Serialize + DeserializeOwned + 'static> Bind for SliceOf<T> {
     }
 }
 
+/// The lifetime-free stand-in of `&str` in [`Locate::Erased`].
+#[doc(hidden)]
+pub struct StrRef;
+
+/// A `&str` is found in the `String` it is a part of (the whole text, or a part of it
+/// between two characters), at the same bytes.
+impl Locate for &str {
+    type Erased = StrRef;
+    type HoldsText = Yes;
+
+    fn find(&self, finder: &mut Finder) {
+        finder.text(self);
+    }
+}
+
+impl Bind for StrRef {
+    type Bound<'r> = &'r str;
+
+    fn bind<'r>(binder: &mut Binder<'_, 'r>) -> Result<&'r str, String> {
+        binder.text()
+    }
+}
+
 impl<V: Locate> Locate for Option<V> {
     type Erased = Option<V::Erased>;
+    type HoldsText = V::HoldsText;
 
     fn find(&self, finder: &mut Finder) {
         finder.count(usize::from(self.is_some()));
@@ -174,6 +208,7 @@ impl<E: Bind> Bind for Option<E> {
 
 impl<V: Locate> Locate for Vec<V> {
     type Erased = Vec<V::Erased>;
+    type HoldsText = V::HoldsText;
 
     fn find(&self, finder: &mut Finder) {
         finder.count(self.len());
@@ -198,13 +233,15 @@ impl<E: Bind> Bind for Vec<E> {
 }
 
 macro_rules! tuples {
-    ($(($($name:ident $erased:ident $index:tt),+) => $either:ty $(, $inner:ty)?;)*) => {$(
+    ($(($($name:ident $erased:ident $index:tt),+) => $either:ty, $text:ty $(, $inner:ty, $inner_text:ty)?;)*) => {$(
         impl<$($name: TuplePart),+> Locate for ($($name,)+)
         where
-            $($inner: Either,)?
+            $($inner: Either, $inner_text: Either,)?
             $either: Either<Out = Yes>,
+            $text: Either,
         {
             type Erased = ($($name::Erased,)+);
+            type HoldsText = <$text as Either>::Out;
 
             fn find(&self, finder: &mut Finder) {
                 $(self.$index.find_part(finder);)+
@@ -222,9 +259,11 @@ macro_rules! tuples {
 }
 
 tuples! {
-    (A EA 0, B EB 1) => (A::Borrows, B::Borrows);
+    (A EA 0, B EB 1) => (A::Borrows, B::Borrows), (A::HoldsText, B::HoldsText);
     (A EA 0, B EB 1, C EC 2) =>
-        (A::Borrows, <(B::Borrows, C::Borrows) as Either>::Out), (B::Borrows, C::Borrows);
+        (A::Borrows, <(B::Borrows, C::Borrows) as Either>::Out),
+        (A::HoldsText, <(B::HoldsText, C::HoldsText) as Either>::Out),
+        (B::Borrows, C::Borrows), (B::HoldsText, C::HoldsText);
 }
 
 /// Owned values beside borrows (`(&Draft, u32)`): kept as they are.
@@ -232,6 +271,7 @@ macro_rules! owned {
     ($($ty:ty),* $(,)?) => {$(
         impl TuplePart for $ty {
             type Borrows = No;
+            type HoldsText = No;
             type Erased = $ty;
 
             fn find_part(&self, finder: &mut Finder) {
@@ -266,6 +306,10 @@ enum Piece {
     Run(Spot, u64),
     /// An empty slice, which borrows nothing.
     Empty,
+    /// A `&str` of `len` bytes, `at` bytes into the text of the `String` at the spot.
+    Text { spot: Spot, at: u64, len: u64 },
+    /// An empty `&str`, which borrows nothing.
+    EmptyText,
 }
 
 /// Where a borrow points: the root's position among the roots the local is kept with, the
@@ -334,6 +378,36 @@ impl Finder {
         }
     }
 
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            self.pieces.push(Some(Piece::EmptyText));
+            return;
+        }
+        let fingerprint = self.fingerprint(text);
+        let ptr = text.as_ptr().cast::<()>();
+        self.targets.push((
+            self.pieces.len(),
+            Target {
+                // The part the spot leads to is the `String` that holds the text.
+                part: Part {
+                    ptr,
+                    addr: ptr.addr(),
+                    size: text.len(),
+                    type_id: typeid::of::<String>(),
+                    via_ref: false,
+                },
+                ref_type_id: typeid::of::<&String>(),
+                run: None,
+                text: Some(text.len()),
+                text_at: 0,
+                spot: None,
+                in_hash: false,
+            },
+            fingerprint,
+        ));
+        self.pieces.push(None);
+    }
+
     /// `value`'s fingerprint (see [`fingerprints_as`]); a value that does not serialize
     /// whole has none, and is not saved.
     fn fingerprint<T: Serialize + ?Sized>(&mut self, value: &T) -> u64 {
@@ -354,6 +428,8 @@ impl Finder {
                 part,
                 ref_type_id,
                 run,
+                text: None,
+                text_at: 0,
                 spot: None,
                 in_hash: false,
             },
@@ -470,6 +546,30 @@ impl<'p, 'r> Binder<'p, 'r> {
         Ok(found)
     }
 
+    fn text(&mut self) -> Result<&'r str, String> {
+        let at = self.at;
+        let (spot, start, len) = match self.next()? {
+            Piece::EmptyText => return Ok(""),
+            Piece::Text { spot, at, len } => (spot, *at, *len),
+            _ => return Err("a part of another kind where a text was".to_owned()),
+        };
+        let ptr = self.reach::<String>(spot, at, None)?;
+        // SAFETY: as in `target`, for the `String` the text was a part of.
+        let whole: &'r String = unsafe { &*ptr.cast::<String>() };
+        let range = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(start, len)| Some(start..start.checked_add(len)?));
+        // `get` refuses a range past the end or not between two characters.
+        let found = range
+            .and_then(|range| whole.get(range))
+            .ok_or_else(|| "a part of a text its root no longer holds".to_owned())?;
+        if !fingerprints_as(found, spot.fingerprint) {
+            return Err("a text that is another value once read back".to_owned());
+        }
+        Ok(found)
+    }
+
     fn slice<T: Serialize + 'static>(&mut self) -> Result<&'r [T], String> {
         let at = self.at;
         let (spot, len) = match self.next()? {
@@ -581,9 +681,14 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
                     offsets: path.offsets,
                     fingerprint,
                 };
-                pieces[at] = Some(match target.run {
-                    None => Piece::At(spot),
-                    Some(len) => Piece::Run(spot, len as u64),
+                pieces[at] = Some(match (target.run, target.text) {
+                    (_, Some(len)) => Piece::Text {
+                        spot,
+                        at: target.text_at,
+                        len: len as u64,
+                    },
+                    (Some(len), None) => Piece::Run(spot, len as u64),
+                    (None, None) => Piece::At(spot),
                 });
             }
             if let Some(in_hash) = lost {
@@ -662,7 +767,7 @@ fn reach_all(pieces: &[Piece], roots: &[Root<'_>]) -> Vec<Option<walk::Reached>>
         let mut at = Vec::new();
         let mut paths = Vec::new();
         for (position, piece) in pieces.iter().enumerate() {
-            if let Piece::At(spot) | Piece::Run(spot, _) = piece
+            if let Piece::At(spot) | Piece::Run(spot, _) | Piece::Text { spot, .. } = piece
                 && usize::try_from(spot.root).is_ok_and(|root| root == index)
             {
                 at.push(position);

@@ -384,3 +384,78 @@ fn one_walk_finds_borrows_at_every_depth_of_every_root() {
         "a borrow its root no longer has is refused"
     );
 }
+
+#[test]
+fn texts_are_found_again_in_the_strings_that_hold_them_whole_or_in_part() {
+    let teams = teams();
+    let map: BTreeMap<String, u32> = [("alpha".to_owned(), 1), ("beta".to_owned(), 2)].into();
+    let label = "héllo wörld".to_owned();
+    let picked: Vec<&str> = vec![
+        teams[1].name.as_str(),
+        &teams[2].members[3].name[1..],
+        "",
+        map.keys().nth(1).map(String::as_str).unwrap_or_default(),
+        &label[7..],
+    ];
+    let (teams2, map2, label2) = (teams.clone(), map.clone(), label.clone());
+    let again = round_trip(
+        &picked,
+        &[root(&teams), root(&map), root(&label)],
+        &[root(&teams2), root(&map2), root(&label2)],
+    );
+    assert_eq!(again, picked);
+    // Pointing into the copies, not the originals.
+    assert!(std::ptr::eq(again[0].as_ptr(), teams2[1].name.as_ptr()));
+    assert!(std::ptr::eq(
+        again[1].as_ptr(),
+        teams2[2].members[3].name[1..].as_ptr()
+    ));
+    assert!(std::ptr::eq(again[4].as_ptr(), label2[7..].as_ptr()));
+    // Beside owned values, in an option and a tuple.
+    let best: Option<(&str, u32)> = Some((&teams[0].members[2].name, 7));
+    assert_eq!(round_trip(&best, &[root(&teams)], &[root(&teams2)]), best);
+}
+
+#[test]
+fn a_text_whose_string_changed_is_refused_not_read() {
+    let teams = teams();
+    // "12" of "m12".
+    let name: &str = &teams[1].members[2].name[1..];
+    let cases: [fn(&mut Vec<Team>); 3] = [
+        // Another text of the same length at the same place.
+        |teams| teams[1].members[2].name = "zzz".to_owned(),
+        // Shorter than the part saved.
+        |teams| teams[1].members[2].name.truncate(1),
+        // The part no longer between two characters ('é' is two bytes).
+        |teams| teams[1].members[2].name = "é1".to_owned(),
+    ];
+    for change in cases {
+        let field = located(&name, &[root(&teams)], "name");
+        let mut changed = teams.clone();
+        change(&mut changed);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = bound(field, &[root(&changed)], "name");
+        }));
+        assert!(result.is_err(), "a changed text is refused");
+    }
+}
+
+#[test]
+fn a_text_no_string_of_the_roots_holds_is_refused_when_saved() {
+    let teams = teams();
+    // Its own `String`, not a root's; a literal; a text in a `HashMap`'s key.
+    let own = "m12".to_owned();
+    let hashed: HashMap<String, u32> = [("k".to_owned(), 1)].into();
+    let key: &str = hashed.keys().next().map(String::as_str).unwrap_or_default();
+    for (text, roots) in [
+        (own.as_str(), vec![root(&teams)]),
+        ("literal", vec![root(&teams)]),
+        (key, vec![root(&hashed)]),
+    ] {
+        let field = located(&text, &roots, "text");
+        let Err(reason) = &field.pieces else {
+            panic!("{text:?} is not located");
+        };
+        assert!(reason.contains("`text`"), "{reason}");
+    }
+}

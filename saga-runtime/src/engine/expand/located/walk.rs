@@ -104,6 +104,12 @@ pub(super) struct Target {
     pub(super) ref_type_id: TypeId,
     /// For a slice: how many elements it holds from `part` on.
     pub(super) run: Option<usize>,
+    /// For a `&str`: its length in bytes. Its spot is the `String` whose text holds it
+    /// (whose `Serialize`, serde's own, hands out the text where it is stored), and
+    /// [`Target::text_at`] its offset in that text.
+    pub(super) text: Option<usize>,
+    /// Where a `&str` starts in the text of the `String` it was found in.
+    pub(super) text_at: u64,
     /// Where it was found: the root's index, and the path of child positions to it.
     pub(super) spot: Option<(u32, Path)>,
     /// Whether it was seen in a hash-ordered collection, where it is not taken: such a
@@ -163,6 +169,9 @@ struct Frame {
     contiguous: bool,
     /// A `HashMap` or a `HashSet`, whose order is its hasher's (see [`Target::in_hash`]).
     hashed: bool,
+    /// A `String`, whose `Serialize` (serde's own: no user's impl can replace it) hands out
+    /// its text where it is stored: a `&str` in it is found there.
+    string: bool,
     /// A `RefCell`, a `Mutex`, an `RwLock` (or another of `std`'s cells and locks): what it
     /// holds is reachable through a shared borrow only behind a guard, so a borrow of it
     /// is never taken (its content could change under it).
@@ -183,6 +192,7 @@ impl Frame {
                 .any(|prefix| name.starts_with(prefix)),
             contiguous: contiguous(name),
             hashed: name.starts_with("std::collections::hash::"),
+            string: name == "alloc::string::String",
             guarded: name.starts_with("core::cell::") || name.starts_with("std::sync::"),
             count: None,
             next: 0,
@@ -207,6 +217,8 @@ enum Mode<'t> {
         root: u32,
         targets: &'t mut [Target],
         by_addr: &'t HashMap<usize, Vec<usize>>,
+        /// The `&str` targets' addresses and positions, sorted by address.
+        texts: &'t [(usize, usize)],
         left: &'t mut usize,
     },
     Follow {
@@ -264,9 +276,15 @@ impl<X: Serialize> Walkable for X {
 /// walk of each root (ended early once every target is found).
 pub(super) fn locate(roots: &[&dyn Walkable], targets: &mut [Target]) {
     let mut by_addr: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut texts: Vec<(usize, usize)> = Vec::new();
     for (index, target) in targets.iter().enumerate() {
-        by_addr.entry(target.part.addr).or_default().push(index);
+        if target.text.is_some() {
+            texts.push((target.part.addr, index));
+        } else {
+            by_addr.entry(target.part.addr).or_default().push(index);
+        }
     }
+    texts.sort_unstable();
     let mut left = targets.len();
     for (root_index, root) in roots.iter().enumerate() {
         if left == 0 {
@@ -280,7 +298,11 @@ pub(super) fn locate(roots: &[&dyn Walkable], targets: &mut [Target]) {
         if let Some(indices) = by_addr.get(&part.addr) {
             for &index in indices {
                 let target = &mut targets[index];
-                if target.spot.is_none() && target.run.is_none() && target.part == part {
+                if target.spot.is_none()
+                    && target.run.is_none()
+                    && target.text.is_none()
+                    && target.part == part
+                {
                     target.spot = Some((root_index, Path::default()));
                     left -= 1;
                 }
@@ -293,6 +315,7 @@ pub(super) fn locate(roots: &[&dyn Walkable], targets: &mut [Target]) {
                 root: root_index,
                 targets,
                 by_addr: &by_addr,
+                texts: &texts,
                 left: &mut left,
             },
         };
@@ -389,6 +412,7 @@ impl Walker<'_> {
                 targets,
                 by_addr,
                 left,
+                ..
             } => {
                 if let Some(indices) = by_addr.get(&part.addr) {
                     for &at in indices {
@@ -488,6 +512,54 @@ impl Walker<'_> {
         walked
     }
 
+    /// The text a `String` hands out (see [`Frame::string`]): the `&str` targets in it are
+    /// found at the `String`'s path, with their offset in it.
+    fn text(&mut self, text: &str) -> Result<(), Stop> {
+        let Some(frame) = self.frames.last() else {
+            return Err(Stop);
+        };
+        // Only the text serde's impl for `String` hands out, before any other part.
+        if !frame.string || frame.next != 0 {
+            return Ok(());
+        }
+        let in_hash = self.frames.iter().any(|frame| frame.hashed);
+        let Mode::Locate {
+            root,
+            targets,
+            texts,
+            left,
+            ..
+        } = &mut self.mode
+        else {
+            return Ok(());
+        };
+        let start = text.as_ptr().addr();
+        let end = start.saturating_add(text.len());
+        let first = texts.partition_point(|&(addr, _)| addr < start);
+        for &(addr, at) in &texts[first..] {
+            if addr >= end {
+                break;
+            }
+            let target = &mut targets[at];
+            let fits = target.spot.is_none()
+                && target
+                    .text
+                    .and_then(|len| addr.checked_add(len))
+                    .is_some_and(|target_end| target_end <= end);
+            if fits && in_hash {
+                target.in_hash = true;
+            } else if fits {
+                target.spot = Some((*root, self.path.clone()));
+                target.text_at = (addr - start) as u64;
+                **left -= 1;
+            }
+        }
+        if **left == 0 {
+            return Err(Stop);
+        }
+        Ok(())
+    }
+
     fn counted(&mut self, count: Option<usize>) {
         if let Some(frame) = self.frames.last_mut() {
             frame.count = count;
@@ -516,8 +588,12 @@ impl<'a, 't> Serializer for &'a mut Walker<'t> {
         serialize_bool(bool), serialize_i8(i8), serialize_i16(i16), serialize_i32(i32),
         serialize_i64(i64), serialize_i128(i128), serialize_u8(u8), serialize_u16(u16),
         serialize_u32(u32), serialize_u64(u64), serialize_u128(u128), serialize_f32(f32),
-        serialize_f64(f64), serialize_char(char), serialize_str(&str), serialize_bytes(&[u8]),
+        serialize_f64(f64), serialize_char(char), serialize_bytes(&[u8]),
         serialize_unit_struct(&'static str),
+    }
+
+    fn serialize_str(self, text: &str) -> Result<(), Stop> {
+        self.text(text)
     }
 
     fn serialize_none(self) -> Result<(), Stop> {
