@@ -542,3 +542,32 @@ async fn borrows_pushed_by_a_macro_of_the_users_are_found_among_every_kept_local
     .await;
     assert_eq!(outcome.text(), "true fire,flood");
 }
+
+/// Texts that are literals beside texts of kept `String`s (`if ok { &f.street } else {
+/// "skipped" }`): a literal is kept as the literal of the same text.
+#[saga_tool]
+pub async fn labels(flats: Vec<Flat>) -> Result<String, SagaError> {
+    let mut labels: Vec<&str> = Vec::new();
+    let mut first: Option<&str> = None;
+    for f in flats.iter() {
+        let ok: bool = elicit(format!("Pick {}?", f.street)).await?;
+        labels.push(if ok { &f.street } else { "skipped" });
+        if first.is_none() {
+            first = Some(if ok { f.street.as_str() } else { "none yet" });
+        }
+    }
+    let sure: bool = elicit(format!("Confirm {}?", labels.join(","))).await?;
+    Ok(format!("{sure}: {} {first:?}", labels.join(",")))
+}
+
+#[tokio::test]
+async fn literal_texts_beside_borrowed_ones_are_taken_back_as_the_same_literals() {
+    for (picked, text) in [
+        (&["oak", "ash"][..], "true: skipped,oak,ash,skipped Some(\"none yet\")"),
+        (&["elm"][..], "true: elm,skipped,skipped,skipped Some(\"elm\")"),
+    ] {
+        let outcome =
+            differential(&labels, plain!(plain::labels), flats(), pick_streets(picked)).await;
+        assert_eq!(outcome.text(), text);
+    }
+}

@@ -76,8 +76,16 @@ fn shim_name(function: &str) -> &'static str {
 /// file, never a path into saga-runtime's sources on the user's machine. The two for
 /// loops only where a site saves a loop's items (`sites`), so that a tool without such a
 /// loop compiles nothing more.
-pub fn keep_shim(sites: &[Site], locates: bool) -> TokenStream {
+pub fn keep_shim(sites: &[Site], locates: bool, literals: &[String]) -> TokenStream {
     let private = private_path();
+    let literals = (!literals.is_empty()).then(|| {
+        let name = Ident::new(LITERALS, Span::call_site());
+        let count = literals.len();
+        quote::quote! {
+            #[allow(dead_code)]
+            static #name: [&str; #count] = [#(#literals),*];
+        }
+    });
     let among = locates.then(|| {
         quote::quote! {
             // Unused only where the tool or helper is itself unused: rustc says that once.
@@ -130,6 +138,7 @@ pub fn keep_shim(sites: &[Site], locates: bool) -> TokenStream {
             #private::keep(__saga_site, __saga_local)
         }
         #among
+        #literals
     };
     if sites.iter().all(|site| site.for_loops.is_empty()) {
         return keep;
@@ -159,29 +168,51 @@ pub fn keep_shim(sites: &[Site], locates: bool) -> TokenStream {
     }
 }
 
-/// The roots `s` is saved among at `site` (see `Saved::roots`): none for a local saved as
-/// it is, which is a choice among literals or constants, a loop's item or rest, and one
-/// that may hold no borrow of another.
-fn roots_among<'a>(site: &Site, s: &Saved, saved: &'a [Saved]) -> Vec<&'a Saved> {
+/// The roots `s` is saved among at `site` (see `Saved::roots`), or `None` when it is saved
+/// as it is: a choice among literals or constants, a loop's item or rest, and a local that
+/// may hold no borrow of another. A local whose written type holds a `&str` is saved among
+/// its roots and the body's literals ([`LITERALS`]), even with no root.
+pub fn roots_among<'a>(site: &Site, s: &Saved, saved: &'a [Saved]) -> Option<Vec<&'a Saved>> {
     let name = s.ident.to_string();
     let of_loop = site.for_loops.iter().any(|each| {
         each.bindings.contains(&name) && saved.iter().any(|kept| kept.ident == each.rest)
     });
     if s.chosen.is_some() || of_loop || site.is_rest_of_items(&name) {
-        return Vec::new();
+        return None;
     }
-    s.roots(site, saved)
+    let roots = s.roots(site, saved);
+    (s.text || !roots.is_empty()).then_some(roots)
+}
+
+/// The static holding the body's string literals (`Machine::literals`), which a `&str` kept
+/// where it points may be one of: resolved where the attribute is, as the shims are.
+pub const LITERALS: &str = "__SAGA_LITERALS";
+
+/// The roots of `roots`, and the literals when `s` holds a `&str`, as the runtime's `Root`s.
+pub fn root_exprs(s: &Saved, roots: &[&Saved], span: Span) -> Vec<TokenStream> {
+    let private = private_path_at(span);
+    let mut exprs: Vec<TokenStream> = roots
+        .iter()
+        .map(|root| {
+            let root = &root.ident;
+            quote_spanned!(span=> #private::root(&#root))
+        })
+        .collect();
+    if s.text {
+        let literals = Ident::new(LITERALS, crate::shared::at_call_site(span));
+        exprs.push(quote_spanned!(span=> #private::literals(&#literals)));
+    }
+    exprs
 }
 
 /// Whether a local is saved among roots at any site (`saved`, per site): only then does the
 /// expansion define `keep_among`'s shim and the borrow check's probe of a located field,
 /// so that a tool without one compiles nothing more for them.
 pub fn locates(sites: &[Site], saved: &[Vec<Saved>]) -> bool {
-    sites.iter().zip(saved).any(|(site, saved)| {
-        saved
-            .iter()
-            .any(|s| !roots_among(site, s, saved).is_empty())
-    })
+    sites
+        .iter()
+        .zip(saved)
+        .any(|(site, saved)| saved.iter().any(|s| roots_among(site, s, saved).is_some()))
 }
 
 /// The statements to run before the state is built, and its fields for `saved`.
@@ -276,16 +307,9 @@ pub fn fields(
                         }
                         None => quote_spanned!(span=> #ident),
                     };
-                    let roots = roots_among(site, s, saved);
-                    if roots.is_empty() {
-                        keeper.call(span, "keep", local)
-                    } else {
+                    if let Some(roots) = roots_among(site, s, saved) {
                         // What the local's borrows may point into (see `Saved::roots`).
-                        let private = private_path_at(span);
-                        let roots = roots.iter().map(|root| {
-                            let root = &root.ident;
-                            quote_spanned!(span=> #private::root(&#root))
-                        });
+                        let roots = root_exprs(s, &roots, span);
                         let name = crate::tool::ir::written(&s.ident);
                         let kept = Ident::new(&format!("__kept{index}"), span);
                         // Its written type holds a `&str`, which is also `Deserialize` up
@@ -303,6 +327,8 @@ pub fn fields(
                             quote_spanned!(span=> let #kept = #keep;),
                         ));
                         quote_spanned!(span=> #kept)
+                    } else {
+                        keeper.call(span, "keep", local)
                     }
                 }
             };

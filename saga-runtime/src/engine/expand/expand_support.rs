@@ -17,7 +17,7 @@ pub use crate::engine::expand::local::{
     SavedItemPart, SavedLocal, SavedLoopItem, for_items, keep, keep_among, keep_item, keep_rest,
     restore, restore_among,
 };
-pub use crate::engine::expand::located::{Located, Root, root};
+pub use crate::engine::expand::located::{Located, Root, literals, root};
 pub use crate::engine::expand::macro_state::{
     MacroState, StateSlot, cannot_restate, decode, failed, inspected, macro_layout, macro_restate,
     macro_state_json, record_state, resumed, slot_state, start, suspend, traced, undecodable,

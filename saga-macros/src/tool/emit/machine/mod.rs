@@ -143,6 +143,12 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                     made.join("\n")
                 })
                 .collect();
+            let texts = saved.iter().flatten().any(|s| s.text);
+            let literals = if texts {
+                string_literals(body)
+            } else {
+                Vec::new()
+            };
             return Machine {
                 borrows,
                 carrier,
@@ -150,9 +156,33 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                 resumes: saved.into_iter().zip(conts).collect(),
                 restated,
                 locates,
+                literals,
             };
         }
     }
+}
+
+/// The string literals of `body`, macros' arguments included, each once, in the order
+/// they are written.
+fn string_literals(body: &Block) -> Vec<String> {
+    fn collect(tokens: proc_macro2::TokenStream, found: &mut Vec<String>) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Group(group) => collect(group.stream(), found),
+                proc_macro2::TokenTree::Literal(literal) => {
+                    if let Ok(text) = syn::parse_str::<syn::LitStr>(&literal.to_string())
+                        && !found.contains(&text.value())
+                    {
+                        found.push(text.value());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    collect(quote::ToTokens::to_token_stream(body), &mut found);
+    found
 }
 
 /// The sites whose saved sets the continuation of `site` may read: its own, and every

@@ -468,20 +468,25 @@ pub(super) fn among(cont: &mut Block, site: &Site, site_saved: &[Saved]) {
                 let field = source.to_string();
                 let field = field.strip_prefix("__saved_").unwrap_or(&field);
                 let local = self.saved.iter().find(|s| s.field == field);
-                let roots = local
-                    .map(|s| s.roots(self.site, self.saved))
-                    .unwrap_or_default();
+                let among = local.and_then(|s| {
+                    crate::tool::emit::keep::roots_among(self.site, s, self.saved)
+                        .map(|roots| (s, roots))
+                });
                 // At a call, through the call's kind: nothing is saved where an ordinary
                 // future is awaited.
                 let call = matches!(
                     self.site.suspension,
                     crate::tool::ir::Suspension::Call { .. }
                 );
-                *expr = match local {
-                    Some(local) if !roots.is_empty() => {
+                *expr = match among {
+                    Some((local, roots)) => {
                         let name = crate::tool::ir::written(&local.ident);
-                        let roots = roots.iter().map(|root| &root.ident);
-                        let roots = quote!(&[#(#private::root(&#roots)),*]);
+                        let roots = crate::tool::emit::keep::root_exprs(
+                            local,
+                            &roots,
+                            proc_macro2::Span::call_site(),
+                        );
+                        let roots = quote!(&[#(#roots),*]);
                         if call {
                             syn::parse_quote!(#private::kind_of(__mark0).restore_among(
                                 #source,

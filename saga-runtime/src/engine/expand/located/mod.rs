@@ -324,15 +324,40 @@ struct Spot {
     fingerprint: u64,
 }
 
-/// A kept local's root: one of the locals kept with it that its borrows may point into.
+/// A kept local's root: one of the locals kept with it that its borrows may point into,
+/// or the string literals of the tool's code, which a `&str` may be one of.
 #[doc(hidden)]
-pub struct Root<'r>(&'r dyn Walkable);
+pub struct Root<'r>(RootOf<'r>);
+
+enum RootOf<'r> {
+    Value(&'r dyn Walkable),
+    Literals(&'static [&'static str]),
+}
+
+impl<'r> Root<'r> {
+    /// What the walk goes through: nothing, for the literals (found by their text).
+    fn walkable(&self) -> &'r dyn Walkable {
+        match self.0 {
+            RootOf::Value(value) => value,
+            RootOf::Literals(_) => &(),
+        }
+    }
+}
 
 /// `value` as a root.
 #[doc(hidden)]
 #[inline]
 pub fn root<X: Serialize>(value: &X) -> Root<'_> {
-    Root(value)
+    Root(RootOf::Value(value))
+}
+
+/// The string literals of a tool's code as a root: a `&str` kept where it points that is
+/// found in no kept `String` is kept as the literal of the same text (the same value;
+/// where it lies in the binary is no part of it), and taken back as it after a restore.
+#[doc(hidden)]
+#[inline]
+pub fn literals(texts: &'static [&'static str]) -> Root<'static> {
+    Root(RootOf::Literals(texts))
 }
 
 /// What [`Locate::find`] records a value with.
@@ -553,9 +578,29 @@ impl<'p, 'r> Binder<'p, 'r> {
             Piece::Text { spot, at, len } => (spot, *at, *len),
             _ => return Err("a part of another kind where a text was".to_owned()),
         };
-        let ptr = self.reach::<String>(spot, at, None)?;
-        // SAFETY: as in `target`, for the `String` the text was a part of.
-        let whole: &'r String = unsafe { &*ptr.cast::<String>() };
+        let literals = usize::try_from(spot.root)
+            .ok()
+            .and_then(|index| self.roots.get(index))
+            .and_then(|root| match root.0 {
+                RootOf::Literals(literals) => Some(literals),
+                RootOf::Value(_) => None,
+            });
+        let whole: &'r str = match literals {
+            Some(literals) => match spot.path[..] {
+                [index] => usize::try_from(index)
+                    .ok()
+                    .and_then(|index| literals.get(index))
+                    .copied()
+                    .ok_or_else(|| "a literal this build does not have".to_owned())?,
+                _ => return Err("a literal at a path".to_owned()),
+            },
+            None => {
+                let ptr = self.reach::<String>(spot, at, None)?;
+                // SAFETY: as in `target`, for the `String` the text was a part of.
+                let whole: &'r String = unsafe { &*ptr.cast::<String>() };
+                whole
+            }
+        };
         let range = usize::try_from(start)
             .ok()
             .zip(usize::try_from(len).ok())
@@ -660,7 +705,7 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
     let pieces = match finder.failed {
         Some(reason) => Err(format!("`{local}` could not be saved: {reason}")),
         None => {
-            let walkable: Vec<&dyn Walkable> = roots.iter().map(|root| root.0).collect();
+            let walkable: Vec<&dyn Walkable> = roots.iter().map(Root::walkable).collect();
             let mut targets: Vec<Target> = Vec::with_capacity(finder.targets.len());
             let mut placed = Vec::with_capacity(finder.targets.len());
             for (at, target, fingerprint) in finder.targets {
@@ -668,6 +713,7 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
                 targets.push(target);
             }
             walk::locate(&walkable, &mut targets);
+            among_literals(&mut targets, roots);
             let mut pieces = finder.pieces;
             let mut lost = None;
             for ((at, fingerprint), target) in placed.into_iter().zip(targets) {
@@ -701,6 +747,40 @@ pub(crate) fn located<T: Locate>(value: &T, roots: &[Root<'_>], local: &str) -> 
     Located {
         pieces,
         erased: PhantomData,
+    }
+}
+
+/// Finds each `&str` target the walk did not find in a kept `String` among the literals
+/// roots, by its text.
+fn among_literals(targets: &mut [Target], roots: &[Root<'_>]) {
+    for target in targets.iter_mut() {
+        let Some(len) = target.text else { continue };
+        if target.spot.is_some() || target.in_hash {
+            continue;
+        }
+        // SAFETY: a text target is made from a live `&str` of the value being located,
+        // which `located` holds borrowed while this runs: `len` bytes of UTF-8 at `ptr`.
+        let text = unsafe {
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                target.part.ptr.cast::<u8>(),
+                len,
+            ))
+        };
+        for (index, root) in roots.iter().enumerate() {
+            let RootOf::Literals(literals) = root.0 else {
+                continue;
+            };
+            let found = literals.iter().position(|literal| *literal == text);
+            if let (Some(at), Ok(index)) = (found, u32::try_from(index)) {
+                let path = walk::Path {
+                    steps: vec![u32::try_from(at).unwrap_or(u32::MAX)],
+                    offsets: vec![walk::NO_OFFSET],
+                };
+                target.spot = Some((index, path));
+                target.text_at = 0;
+                break;
+            }
+        }
     }
 }
 
@@ -777,7 +857,10 @@ fn reach_all(pieces: &[Piece], roots: &[Root<'_>]) -> Vec<Option<walk::Reached>>
         if paths.is_empty() {
             continue;
         }
-        for (position, found) in at.into_iter().zip(walk::follow_all(root.0, &paths)) {
+        for (position, found) in at
+            .into_iter()
+            .zip(walk::follow_all(root.walkable(), &paths))
+        {
             reached[position] = found;
         }
     }

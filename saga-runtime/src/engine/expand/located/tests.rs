@@ -459,3 +459,32 @@ fn a_text_no_string_of_the_roots_holds_is_refused_when_saved() {
         assert!(reason.contains("`text`"), "{reason}");
     }
 }
+
+#[test]
+fn a_text_no_string_holds_is_taken_back_as_the_literal_of_the_same_text() {
+    static LITERALS: [&str; 3] = ["none", "unnamed", "x"];
+    let teams = teams();
+    // Made at run time, so not where the literal lies: the same text is the same value.
+    let made = String::from("unnamed");
+    let picked: Vec<&str> = vec![&teams[0].name, made.as_str(), "none"];
+    let copy = teams.clone();
+    let again = round_trip(
+        &picked,
+        &[root(&teams), literals(&LITERALS)],
+        &[root(&copy), literals(&LITERALS)],
+    );
+    assert_eq!(again, picked);
+    assert!(std::ptr::eq(again[1].as_ptr(), LITERALS[1].as_ptr()));
+    // A build whose literals differ at that place refuses the state.
+    static OTHERS: [&str; 3] = ["none", "renamed", "x"];
+    let field = located(&picked, &[root(&teams), literals(&LITERALS)], "picked");
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = bound(field, &[root(&copy), literals(&OTHERS)], "picked");
+    }));
+    assert!(result.is_err(), "another literal is refused");
+    // Not a literal, nor in a root: refused when saved.
+    let other = String::from("elsewhere");
+    let value: Option<&str> = Some(&other);
+    let field = located(&value, &[root(&teams), literals(&LITERALS)], "value");
+    assert!(field.pieces.is_err());
+}
