@@ -334,11 +334,13 @@ pub fn derive_elicit(input: TokenStream) -> TokenStream {
 /// triples of them (with numbers, `bool`, `char`, `String` beside them). A `&str` is also
 /// `Deserialize`, so rustc cannot tell by its type alone whether it is to be saved as it
 /// is: a local holding one is kept where it points when its type is written (`let mut
-/// best: Option<&str> = None;`, `let mut picked: Vec<&str> = Vec::new();`); without it,
-/// the error at the local says so; one that is a string literal of the tool's code is kept
-/// as the literal of the same text. A borrow found in no root (a function's result, a
-/// constant's text, a `Box`'s or a `RefCell`'s content, a local used by value somewhere)
-/// fails the suspension with an error naming the local.
+/// best: Option<&str> = None;`, `let mut picked: Vec<&str> = Vec::new();`) or when what is
+/// given to it plainly is a text (`Some(f.street.as_str())`, `.trim()`, a literal,
+/// `&name[1..]`); otherwise the error at the local says to write the type. A text that is a
+/// string literal of the tool's code is kept as the literal of the same text. A borrow
+/// found in no root (a function's result, a constant's text, a `Box`'s or a `RefCell`'s
+/// content, a local used by value somewhere) fails the suspension with an error naming
+/// the local.
 ///
 /// A borrow that is none of these (of a temporary, `&names.join(", ")`; returned by a
 /// function, `longest(&names)`; by a method of your own, `roster.captain()`) must be

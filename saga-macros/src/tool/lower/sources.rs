@@ -35,8 +35,12 @@ pub struct Sources {
     /// Locals whose written type holds a `&str` that is not `'static` (`let mut picked:
     /// Vec<&str>`): saved as where their texts point when they hold borrows of the roots
     /// (the runtime's `Texts`). The type is what tells: a `&str` is also `Deserialize`,
-    /// so rustc cannot choose for the local.
+    /// so rustc cannot choose for the local. Or, for a local whose type is not written,
+    /// one given a text plainly (see [`gives_text`]).
     texts: HashSet<String>,
+    /// Locals bound with their type written: the type, not what is given to them, says
+    /// whether they hold a `&str`.
+    typed: HashSet<String>,
 }
 
 impl Sources {
@@ -125,10 +129,14 @@ impl Sources {
         let borrowing = borrow_like(from) || written;
         let from_local = local_name(from);
         let text = written_text(pat);
+        let typed = matches!(pat, Pat::Type(_));
         pattern_bindings(pat, &mut |ident, _| {
             let name = ident.to_string();
             if text {
                 self.texts.insert(name.clone());
+            }
+            if typed {
+                self.typed.insert(name.clone());
             }
             if borrowing {
                 self.borrowing.insert(name.clone());
@@ -154,6 +162,14 @@ impl Sources {
             }
             if plainly_borrow(from, &self.borrowing) {
                 self.building.insert(name.clone());
+            }
+            // A text given to a local whose type is not written (`best =
+            // Some(f.street.as_str())`, `labels.push("none")`): it holds a `&str`, which
+            // only the macro can tell rustc to keep where it points (see `texts`).
+            if !self.typed.contains(&name) && gives_text(from) {
+                self.borrowing.insert(name.clone());
+                self.building.insert(name.clone());
+                self.texts.insert(name.clone());
             }
             self.made_from.entry(name).or_default().extend(free);
         }
@@ -244,6 +260,57 @@ fn written_reference(pat: &Pat) -> bool {
         _ => false,
     }
 }
+
+/// Whether `expr` plainly gives a `&str` (or holds one): a string literal, a method of
+/// `str` that returns a part of it (`.as_str()`, `.trim()`), a range of a place
+/// (`&name[1..]`, a slice alike: kept where it points as well), or such a value in `Some`,
+/// a tuple, or a branch of an `if` or a `match` (whose branches are all of its type).
+fn gives_text(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        }) => true,
+        Expr::MethodCall(call) => TEXT_METHODS.contains(&call.method.to_string().as_str()),
+        Expr::Reference(reference) => {
+            reference.mutability.is_none()
+                && matches!(&*reference.expr, Expr::Index(index)
+                    if matches!(&*index.index, Expr::Range(_)))
+        }
+        Expr::Paren(paren) => gives_text(&paren.expr),
+        Expr::Group(group) => gives_text(&group.expr),
+        Expr::Call(call) => {
+            matches!(&*call.func, Expr::Path(path) if path.path.is_ident("Some"))
+                && call.args.iter().any(gives_text)
+        }
+        Expr::Tuple(tuple) => tuple.elems.iter().any(gives_text),
+        Expr::If(each) => {
+            block_gives_text(&each.then_branch)
+                || each
+                    .else_branch
+                    .as_ref()
+                    .is_some_and(|(_, other)| gives_text(other))
+        }
+        Expr::Block(block) => block_gives_text(&block.block),
+        Expr::Match(each) => each.arms.iter().any(|arm| gives_text(&arm.body)),
+        _ => false,
+    }
+}
+
+fn block_gives_text(block: &Block) -> bool {
+    matches!(block.stmts.last(), Some(syn::Stmt::Expr(last, None)) if gives_text(last))
+}
+
+/// The methods of `str` that return a part of it.
+const TEXT_METHODS: &[&str] = &[
+    "as_str",
+    "trim",
+    "trim_start",
+    "trim_end",
+    "trim_matches",
+    "trim_start_matches",
+    "trim_end_matches",
+];
 
 /// Whether a pattern's written type holds a `&str` that is not `'static` (`let mut
 /// picked: Vec<&str>`, `Option<(&str, u32)>`).
