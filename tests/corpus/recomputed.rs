@@ -911,3 +911,41 @@ async fn the_advice_for_a_gathering_with_effects_keeps_the_behaviour() {
     .await;
     assert_eq!(outcome.text(), "true pick 1;pick 3 2");
 }
+
+/// A borrow read only by a later round's request (`elicit(format!("{v}"))` after another
+/// question), then given to a `#[saga_fn]` that asks and read after it.
+#[saga_tool]
+pub async fn read_by_a_later_request(
+    version: String,
+    commits: Vec<String>,
+) -> Result<String, SagaError> {
+    let v = version.trim();
+    let first = elicit::<bool>("first?").await?;
+    let second = elicit::<bool>(format!("second {v}?")).await?;
+    let n = release_notes(v, &commits).await?;
+    let again = elicit::<bool>(format!("{n} {v}?")).await?;
+    Ok(format!("{first} {second} {again}"))
+}
+
+#[saga_fn]
+async fn release_notes(version: &str, commits: &[String]) -> Result<String, SagaError> {
+    let ok = elicit::<bool>(format!("publish {version}?")).await?;
+    Ok(format!("{ok} {version}: {}", commits.len()))
+}
+
+#[tokio::test]
+async fn a_borrow_read_by_a_later_request_or_a_helpers_argument_is_computed_again() {
+    let outcome = differential(
+        &read_by_a_later_request,
+        plain!(plain::read_by_a_later_request),
+        json!({"version": " 1.2 ", "commits": ["a", "b"]}),
+        || {
+            Script::new(|_key, request| {
+                let prompt = prompt_of(request);
+                accept(json!({"value": prompt.contains("1.2")}))
+            })
+        },
+    )
+    .await;
+    assert_eq!(outcome.text(), "false true true");
+}

@@ -153,7 +153,7 @@ fn compile(mut item: ItemFn, role: sig::Role, mut errors: Errors) -> Result<Comp
     lower::places::hoist(&mut body, &mutable_params);
     // After the hoisting, whose temporaries a recomputed `let` may read: the `let`s that
     // hold a borrow keep their fingerprint, to be recomputed after a restore.
-    lower::recompute::lets(&mut body, &mutable_params);
+    lower::recompute::lets(&mut body, &mutable_params, &sites);
     if let Some(error) = errors.take() {
         return Err(error);
     }

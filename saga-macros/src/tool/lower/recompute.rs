@@ -12,7 +12,7 @@
 //! borrow lives. No suspension, no `&mut`, no method that takes its receiver (`into_…`,
 //! `drain`). Anything else keeps the rules it had: saved, or refused with advice.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -20,6 +20,7 @@ use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Ident, Pat, Stmt};
 
 use crate::shared::private_path;
+use crate::tool::ir::{Site, Suspension};
 use crate::tool::lower::changes::{changes_something, has_site};
 use crate::tool::lower::gather::{Gather, KEEP_ITEMS, holds_shared_reference};
 use crate::tool::lower::places::{Refs, binds_immutably, constant_choices, literal_choices};
@@ -132,14 +133,29 @@ fn borrowed_root(expr: &Expr) -> Option<String> {
 /// again after a restore as any borrow of a place (`places::again` turns the call into
 /// `recomputed_again`, which checks the fingerprint); a `let` never kept across a
 /// suspension only pays for its fingerprint.
-pub fn lets(body: &mut Block, mutable_params: &[Ident]) {
+pub fn lets(body: &mut Block, mutable_params: &[Ident], sites: &[Site]) {
     let mutable = mutable_locals(body, mutable_params);
     let refs = Refs::of(body, mutable_params.iter().map(ToString::to_string));
+    // What each site's requests (or call) read: the body holds only its marker.
+    let site_reads = sites
+        .iter()
+        .map(|site| {
+            let mut read = BTreeSet::new();
+            for request in site.suspension.requests() {
+                read.extend(free_in_expr(request));
+            }
+            if let Suspension::Call { call, .. } = &site.suspension {
+                read.extend(free_in_expr(call));
+            }
+            read
+        })
+        .collect();
     let mut rewrite = Lets {
         mutable,
         refs,
         count: 0,
         recomputed: HashSet::new(),
+        site_reads,
     };
     rewrite.visit_block_mut(body);
 }
@@ -150,6 +166,8 @@ struct Lets {
     count: usize,
     /// The locals this pass recomputes: a borrow, for a `let` that reads one.
     recomputed: HashSet<String>,
+    /// Per site, what its requests read (see [`kept_across`]).
+    site_reads: Vec<BTreeSet<String>>,
 }
 
 impl Lets {
@@ -430,7 +448,9 @@ impl VisitMut for Lets {
                 && matches!(&*init.expr, Expr::MethodCall(_))
                 && self.yields_borrow(&init.expr)
                 && recomputable(&init.expr, &self.mutable)
-                && kept_across(&local.pat, stmts.make_contiguous(), &|l| self.keeps_a_borrow(l))
+                && kept_across(&local.pat, stmts.make_contiguous(), &self.site_reads, &|l| {
+                    self.keeps_a_borrow(l)
+                })
             {
                 self.count += 1;
                 let span = init.expr.span();
@@ -446,9 +466,12 @@ impl VisitMut for Lets {
             match stmt {
                 Stmt::Local(local)
                     if self.recomputes(&local)
-                        && kept_across(&local.pat, stmts.make_contiguous(), &|l| {
-                            self.keeps_a_borrow(l)
-                        }) =>
+                        && kept_across(
+                            &local.pat,
+                            stmts.make_contiguous(),
+                            &self.site_reads,
+                            &|l| self.keeps_a_borrow(l),
+                        ) =>
                 {
                     self.fingerprint(block, local)
                 }
@@ -467,7 +490,12 @@ impl VisitMut for Lets {
 /// from what it reads (a borrow of it): only then is it kept across one, and computed
 /// again after a restore. Any other `let` stays as written (its type need not be
 /// `Serialize`).
-fn kept_across(pat: &Pat, rest: &[Stmt], rebound: &dyn Fn(&syn::Local) -> bool) -> bool {
+fn kept_across(
+    pat: &Pat,
+    rest: &[Stmt],
+    site_reads: &[BTreeSet<String>],
+    rebound: &dyn Fn(&syn::Local) -> bool,
+) -> bool {
     let mut names = Vec::new();
     crate::tool::lower::scope::pattern_bindings(pat, &mut |ident, _| names.push(ident.to_string()));
     let Some(site) = rest
@@ -477,6 +505,14 @@ fn kept_across(pat: &Pat, rest: &[Stmt], rebound: &dyn Fn(&syn::Local) -> bool) 
         return false;
     };
     let mut read = crate::tool::lower::scope::free_in_stmts(&rest[site..]);
+    // What the requests of the sites after the first read (`elicit(format!("{v}?"))` in a
+    // later round): the body holds only their markers. The first's are read before it
+    // suspends.
+    let mut ids = site_ids(&rest[site..]);
+    ids.sort_unstable();
+    for id in ids.into_iter().skip(1) {
+        read.extend(site_reads.get(id).into_iter().flatten().cloned());
+    }
     // A `let` before the suspension whose binding is kept is run again, and reads what
     // it was made from (`let Some(b) = best else { … };`, `let shown = host.map(..)`):
     // to a fixed point.
@@ -501,6 +537,25 @@ fn kept_across(pat: &Pat, rest: &[Stmt], rebound: &dyn Fn(&syn::Local) -> bool) 
         }
     }
     names.iter().any(|name| read.contains(name))
+}
+
+/// The ids of the sites marked in `stmts` (`__saga_site!(N)`).
+fn site_ids(stmts: &[Stmt]) -> Vec<usize> {
+    struct Ids(Vec<usize>);
+    impl<'ast> Visit<'ast> for Ids {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match crate::tool::lower::site_id(expr) {
+                Some(id) => self.0.push(id),
+                None => syn::visit::visit_expr(self, expr),
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut ids = Ids(Vec::new());
+    for stmt in stmts {
+        ids.visit_stmt(stmt);
+    }
+    ids.0
 }
 
 /// The pattern of a `let`, under its written type.
