@@ -51,6 +51,20 @@ mod borrows {
         include!("borrows.rs");
     }
 }
+/// A held-out corpus (issue 95): 24 tools written from the guide and the rustdoc alone,
+/// keeping borrows across their suspensions as ordinary async Rust allows, each against
+/// the plain function.
+mod heldout {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("heldout.rs");
+
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("heldout.rs");
+    }
+}
 mod diagrams;
 /// Borrows recomputed after a restore (issue 95): loops over any iterator chain of
 /// borrowed data, `Vec<&T>` and tuples of borrows kept across suspensions, each against

@@ -384,6 +384,7 @@ const _: () = {
                                                 ::saga_runtime::__private::keep_alive(&name);
                                                 ::saga_runtime::__private::keep_alive(&tables);
                                                 ::saga_runtime::__private::keep_alive(&__walk1);
+                                                ::core::mem::drop(__walk1);
                                                 return ::core::result::Result::Ok(
                                                     ::saga_runtime::__private::suspend(
                                                         &__slot,
@@ -662,6 +663,7 @@ const _: () = {
                                                         ::saga_runtime::__private::keep_alive(&name);
                                                         ::saga_runtime::__private::keep_alive(&tables);
                                                         ::saga_runtime::__private::keep_alive(&__walk1);
+                                                        ::core::mem::drop(__walk1);
                                                         return ::core::result::Result::Ok(
                                                             ::saga_runtime::__private::suspend(
                                                                 &__slot,

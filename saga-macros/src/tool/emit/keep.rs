@@ -408,5 +408,16 @@ pub fn keep_alive(site: &Site, rebound: &[Rebound]) -> Option<TokenStream> {
     // One at a time, innermost first: an item borrowed mutably through its loop's
     // collection ends before the collection's own borrow is used.
     let idents = alive.iter().map(|each| &each.ident);
-    Some(quote_spanned!(span=> #(#private::keep_alive(&#idents);)*))
+    // Then a loop's iterator (`__walkN`) is dropped: its type may be opaque (`flat_map` of
+    // a function returning `impl Iterator`), whose drop rustc takes to use the borrow, so
+    // that the state, moving the collection it borrows, would be refused. It is made
+    // again after the restore, never read here again.
+    let walks = alive
+        .iter()
+        .map(|each| &each.ident)
+        .filter(|ident| ident.to_string().starts_with("__walk"));
+    Some(quote_spanned!(span=>
+        #(#private::keep_alive(&#idents);)*
+        #(::core::mem::drop(#walks);)*
+    ))
 }

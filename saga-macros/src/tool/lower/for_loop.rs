@@ -572,12 +572,19 @@ impl Lower<'_> {
         let desugared: syn::ExprLoop = syn::parse_quote_spanned! {span=>
             #(#attrs)* #label #loop_token {
                 let #item = #private::advance(&mut #position);
+                // The iterator dropped when it ends: its type may be opaque (`flat_map` of a
+                // function returning `impl Iterator`), whose drop at the end of the block
+                // rustc takes to use the borrow, so that a later suspension, moving the
+                // collection into the state, would be refused.
                 let ::core::option::Option::Some(#pat) = #private::live_item_at(
                     &#item,
                     &mut #seen,
                     &mut #walk,
                     #written,
-                ) else { break; };
+                ) else {
+                    ::core::mem::drop(#walk);
+                    break;
+                };
                 #body
             }
         };

@@ -203,6 +203,7 @@ impl Lets {
                 Expr::Field(field) => of(lets, &field.base),
                 Expr::Index(index) => of(lets, &index.expr),
                 Expr::Paren(paren) => of(lets, &paren.expr),
+                Expr::Try(each) => of(lets, &each.expr),
                 Expr::MethodCall(call) => {
                     lets.yields_borrow(expr) || {
                         // As `yields_borrow` reads it, with the receiver taken as a borrow.
@@ -211,6 +212,8 @@ impl Lets {
                             method.as_str(),
                             "unwrap"
                                 | "expect"
+                                | "ok_or"
+                                | "ok_or_else"
                                 | "unwrap_or_default"
                                 | "as_deref"
                                 | "filter"
@@ -301,6 +304,9 @@ impl Lets {
             }),
             Expr::Paren(paren) => self.borrow(&paren.expr),
             Expr::MethodCall(_) => self.yields_borrow(expr),
+            // `items.iter().find(..).ok_or_else(..)?`: the borrow the `Ok` holds; the
+            // same again after a restore, where it was found before.
+            Expr::Try(each) => self.borrow(&each.expr),
             _ => false,
         }
     }
@@ -325,7 +331,8 @@ impl Lets {
                     // A slice's `last()`, as `first()` below.
                     || (call.method == "last" && (self.refs.is_place(receiver) || of_borrow()))
             }
-            "unwrap" | "expect" | "unwrap_or_default" | "as_deref" | "filter" => of_borrow(),
+            "unwrap" | "expect" | "unwrap_or_default" | "as_deref" | "filter" | "ok_or"
+            | "ok_or_else" => of_borrow(),
             "unwrap_or" | "or" => {
                 of_borrow()
                     && call.args.first().is_some_and(|default| {
