@@ -65,6 +65,19 @@ mod heldout {
         include!("heldout.rs");
     }
 }
+/// A second held-out corpus (issue 95): 24 more tools, texts in locals whose type is not
+/// written, map lookups, `while let`, helpers that keep borrows, agent loops.
+mod heldout2 {
+    #[allow(unused_imports)]
+    use saga_examples::plain::keep as machine_only;
+    include!("heldout2.rs");
+
+    #[allow(dead_code, unused_imports, unused_macros, clippy::all)]
+    pub(crate) mod plain {
+        use crate::plain_prelude::{join, machine_only, saga_fn, saga_runtime, saga_tool, tokio};
+        include!("heldout2.rs");
+    }
+}
 mod diagrams;
 /// Borrows recomputed after a restore (issue 95): loops over any iterator chain of
 /// borrowed data, `Vec<&T>` and tuples of borrows kept across suspensions, each against

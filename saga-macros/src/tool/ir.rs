@@ -181,7 +181,7 @@ impl Saved {
                 root.ident != self.ident
                     && !root.mutable
                     && root.chosen.is_none()
-                    && !written(&root.ident).starts_with("__")
+                    && may_be_root(&root.ident)
                     && !site.is_for_item(&name)
                     && !site.is_rest_of_items(&name)
                     && (self.unseen || self.sources.contains(&name))
@@ -251,6 +251,15 @@ impl BindingKey {
             column: start.column,
         }
     }
+}
+
+/// Whether a local may be a root a kept borrow points into: the user's own locals, and a
+/// helper's owned copy of a borrowed parameter (`__saga_owned_p`, which the parameter
+/// borrows from the helper's start: see `check::helper::owned_params`); not the
+/// expansion's other locals (an answer, a loop's position).
+pub fn may_be_root(ident: &Ident) -> bool {
+    let name = ident.to_string();
+    name.starts_with("__saga_owned_") || !written(ident).starts_with("__")
 }
 
 /// The name a local was written with, before `lower::rename` renamed it: `__x_2` → `x`, `__type_2` → `r#type`, for messages.

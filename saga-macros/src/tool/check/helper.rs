@@ -105,15 +105,35 @@ pub fn kept_shared_params(compiled: &Compiled) -> Vec<Ident> {
 }
 
 /// The parameters of `compiled`'s signature whose type borrows and which a suspension
-/// saves, once each.
+/// saves, once each. A call may be of a `#[saga_fn]` that suspends, or of an ordinary
+/// future, which saves nothing: what a call's site saves counts only for a `&str`, whose
+/// owned copy (a `String`) always can be saved, so that no helper that awaits an ordinary
+/// future while it holds a borrow of another type is refused for it.
 fn saved_params(compiled: &Compiled) -> Vec<&crate::tool::parse::sig::Param> {
+    let is_str = |ty: &Type| {
+        matches!(ty, Type::Reference(reference)
+            if reference.mutability.is_none()
+                && matches!(&*reference.elem, Type::Path(path) if path.path.is_ident("str")))
+    };
     let saved_at_suspensions = compiled
         .machine
         .resumes
         .iter()
         .zip(&compiled.sites)
-        .filter(|(_, site)| site.suspension.always_suspends())
-        .flat_map(|((saved, _), _)| saved);
+        .flat_map(|((saved, _), site)| {
+            saved
+                .iter()
+                .map(move |local| (local, site.suspension.always_suspends()))
+        })
+        .filter(|(local, always)| {
+            *always
+                || compiled
+                    .sig
+                    .params
+                    .iter()
+                    .any(|param| param.ident == local.ident && is_str(&param.ty))
+        })
+        .map(|(local, _)| local);
     let mut found: Vec<&crate::tool::parse::sig::Param> = Vec::new();
     for local in saved_at_suspensions {
         if let Some(param) = compiled.sig.params.iter().find(|param| {

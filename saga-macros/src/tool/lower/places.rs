@@ -216,11 +216,10 @@ impl Refs {
         // own hold what a borrow points into.
         kept.retain(|root| {
             !self.mutable.contains(root)
-                && !crate::tool::ir::written(&proc_macro2::Ident::new(
+                && crate::tool::ir::may_be_root(&proc_macro2::Ident::new(
                     root,
                     proc_macro2::Span::call_site(),
                 ))
-                .starts_with("__")
         });
         kept
     }
@@ -550,7 +549,7 @@ fn checked_accessors(expr: &mut Expr) {
 /// A `let … else` whose `else` suspends, as the lowering writes it (`let (a, b) = match
 /// e { P => (a, b), _ => { … } };`, see `lower::let_else_as_match`): its pattern and
 /// scrutinee.
-fn let_else_match(local: &syn::Local) -> Option<(&Pat, &Expr)> {
+pub fn let_else_match(local: &syn::Local) -> Option<(&Pat, &Expr)> {
     let Expr::Match(expr_match) = &*local.init.as_ref()?.expr else {
         return None;
     };

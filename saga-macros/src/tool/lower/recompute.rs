@@ -239,6 +239,51 @@ impl Lets {
         local.init.as_ref().is_some_and(|init| of(self, &init.expr))
     }
 
+    /// The scrutinee of an `if let` or a `match` (a statement) to keep in a recomputed
+    /// `let` of its own: the user's method chain (or a tuple of them) that gives borrows
+    /// the places rule cannot bind again, recomputable, whose bindings a suspension in
+    /// the body keeps.
+    fn kept_scrutinee<'e>(&self, expr: &'e mut Expr) -> Option<&'e mut Expr> {
+        let reads = &self.site_reads;
+        let rebound = |l: &syn::Local| self.keeps_a_borrow(l);
+        let (scrutinee, kept) = match expr {
+            Expr::If(each) => {
+                let Expr::Let(condition) = &mut *each.cond else {
+                    return None;
+                };
+                let kept = kept_across(&condition.pat, &each.then_branch.stmts, reads, &rebound);
+                (&mut condition.expr, kept)
+            }
+            Expr::Match(each) => {
+                let kept = each.arms.iter().any(|arm| {
+                    let body = match &*arm.body {
+                        Expr::Block(block) => block.block.stmts.clone(),
+                        other => vec![Stmt::Expr(other.clone(), None)],
+                    };
+                    kept_across(&arm.pat, &body, reads, &rebound)
+                });
+                (&mut each.expr, kept)
+            }
+            _ => return None,
+        };
+        let chain = |expr: &Expr| matches!(expr, Expr::MethodCall(_)) && self.yields_borrow(expr);
+        let wanted = match &**scrutinee {
+            Expr::Tuple(tuple) => {
+                tuple.elems.iter().any(&chain)
+                    && tuple
+                        .elems
+                        .iter()
+                        .all(|elem| chain(elem) || is_literal(elem) || self.borrow(elem))
+            }
+            other => chain(other),
+        };
+        (kept
+            && wanted
+            && self.refs.borrow_of(scrutinee).is_none()
+            && recomputable(scrutinee, &self.mutable))
+        .then_some(&mut **scrutinee)
+    }
+
     /// Whether `local` holds a borrow that this pass recomputes (see the module).
     fn recomputes(&self, local: &syn::Local) -> bool {
         let Some(init) = &local.init else {
@@ -331,12 +376,19 @@ impl Lets {
                     // A slice's `last()`, as `first()` below.
                     || (call.method == "last" && (self.refs.is_place(receiver) || of_borrow()))
             }
-            "unwrap" | "expect" | "unwrap_or_default" | "as_deref" | "filter" | "ok_or"
-            | "ok_or_else" => of_borrow(),
-            "unwrap_or" | "or" => {
+            "unwrap" | "expect" | "unwrap_or_default" | "filter" | "ok_or" | "ok_or_else" => {
                 of_borrow()
-                    && call.args.first().is_some_and(|default| {
-                        is_str_literal(default) || self.yields_borrow(default)
+            }
+            // Of an `Option<String>` place (`c.phone.as_deref()`), or of a borrow.
+            "as_deref" => self.refs.is_place(receiver) || of_borrow(),
+            // The default a borrow too, or a literal, or a tuple of those (`("",
+            // path.as_str())` beside `rsplit_once`'s pair).
+            "unwrap_or" | "or" => {
+                let borrowed = |value: &Expr| is_str_literal(value) || self.yields_borrow(value);
+                of_borrow()
+                    && call.args.first().is_some_and(|default| match default {
+                        Expr::Tuple(tuple) => tuple.elems.iter().all(borrowed),
+                        other => borrowed(other),
                     })
             }
             "map" => of_borrow() && call.args.first().is_some_and(borrowing_accessor),
@@ -465,6 +517,50 @@ impl VisitMut for Lets {
                 let expr =
                     std::mem::replace(&mut *init.expr, syn::parse_quote_spanned!(span=> #kept));
                 let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #expr;);
+                if let Stmt::Local(kept_let) = kept_let {
+                    self.fingerprint(block, kept_let);
+                }
+            }
+            // `let Some((k, v)) = line.split_once('=') else { <asks> };`, which the lowering
+            // wrote as `let (k, v) = match SCRUTINEE { Some((k, v)) => (k, v), _ => … };`:
+            // the scrutinee kept in a recomputed `let`, the bindings then bound again over it.
+            if let Stmt::Local(local) = &stmt
+                && let Some((_, scrutinee)) = crate::tool::lower::places::let_else_match(local)
+                && matches!(scrutinee, Expr::MethodCall(_))
+                && self.yields_borrow(scrutinee)
+                && self.refs.borrow_of(scrutinee).is_none()
+                && recomputable(scrutinee, &self.mutable)
+                && kept_across(
+                    &local.pat,
+                    stmts.make_contiguous(),
+                    &self.site_reads,
+                    &|l| self.keeps_a_borrow(l),
+                )
+                && let Stmt::Local(local) = &mut stmt
+                && let Some(init) = &mut local.init
+                && let Expr::Match(each) = &mut *init.expr
+            {
+                self.count += 1;
+                let span = each.expr.span();
+                let kept = Ident::new(&format!("__kept{}", self.count), span);
+                let taken =
+                    std::mem::replace(&mut *each.expr, syn::parse_quote_spanned!(span=> #kept));
+                let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #taken;);
+                if let Stmt::Local(kept_let) = kept_let {
+                    self.fingerprint(block, kept_let);
+                }
+            }
+            // `if let Some(d) = drafts.iter().find(..) { … }` and `match (a.iter().find(..),
+            // b.as_deref()) { … }` whose bindings are kept across a suspension in the body:
+            // the scrutinee kept in a `let` of its own, recomputed, as for `let … else`.
+            if let Stmt::Expr(expr, _) = &mut stmt
+                && let Some(scrutinee) = self.kept_scrutinee(expr)
+            {
+                self.count += 1;
+                let span = scrutinee.span();
+                let kept = Ident::new(&format!("__kept{}", self.count), span);
+                let taken = std::mem::replace(scrutinee, syn::parse_quote_spanned!(span=> #kept));
+                let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #taken;);
                 if let Stmt::Local(kept_let) = kept_let {
                     self.fingerprint(block, kept_let);
                 }

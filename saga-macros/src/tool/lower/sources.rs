@@ -82,7 +82,19 @@ impl Sources {
 
     /// Whether `name`'s written type holds a `&str` that is not `'static` (see `texts`).
     pub fn holds_text(&self, name: &str) -> bool {
+        self.texts_at(name, 0)
+    }
+
+    /// [`Sources::holds_text`], through the bindings made from a local as it is (`let
+    /// Some(who) = best else …` holds a text when `best` does).
+    fn texts_at(&self, name: &str, depth: usize) -> bool {
         self.texts.contains(name)
+            || (depth < 8
+                && !self.typed.contains(name)
+                && self
+                    .bound_from
+                    .get(name)
+                    .is_some_and(|from| self.texts_at(from, depth + 1)))
     }
 
     /// Whether `name` visibly holds borrows built up over statements (see `building`).
@@ -126,7 +138,16 @@ impl Sources {
         // A binding through `&` (`match &pair { (Some(x), _) => … }`) holds a borrow of
         // it as plainly as a written `&T` does.
         let written = written_reference(pat) || matches!(from, Expr::Reference(_));
-        let borrowing = borrow_like(from) || written;
+        // Bound from a local that may hold a borrow, the expansion's own too (a
+        // scrutinee kept in a recomputed `__keptN`, see `recompute`).
+        let of_borrowing = match from {
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .is_some_and(|ident| self.borrowing.contains(&ident.to_string())),
+            _ => false,
+        };
+        let borrowing = borrow_like(from) || written || of_borrowing;
         let from_local = local_name(from);
         let text = written_text(pat);
         let typed = matches!(pat, Pat::Type(_));
@@ -441,6 +462,10 @@ fn borrow_like(expr: &Expr) -> bool {
                                     | "constant_item_at"
                                     | "live"
                                     | "live_item_at"
+                                    // A `let` recomputed after a restore hands on
+                                    // what its expression borrows.
+                                    | "recomputed"
+                                    | "recomputed_again"
                             )
                         )
                 }

@@ -74,7 +74,14 @@ pub(super) fn continuation(
                         block: cont,
                     }),
                 };
-                code.push(replace_construct(stmt, replaced));
+                // A `let` whose initialiser always leaves (the `else` of a `let … else`
+                // resumed in): its bindings are never read, and what follows is left out,
+                // so nothing would give them a type; the initialiser alone is the statement.
+                if diverges && matches!(stmt, Stmt::Local(_)) {
+                    code.push(Stmt::Expr(replaced, Some(Default::default())));
+                } else {
+                    code.push(replace_construct(stmt, replaced));
+                }
             }
         }
         if !diverges {
