@@ -75,20 +75,7 @@ impl Site {
     }
 }
 
-pub use self::suspends::SITE_MACRO;
-
-/// The site number of a `__saga_site!(N)` marker.
-pub fn site_id(expr: &Expr) -> Option<usize> {
-    match expr {
-        Expr::Macro(mac) if mac.mac.path.is_ident(SITE_MACRO) => mac
-            .mac
-            .parse_body::<syn::LitInt>()
-            .ok()?
-            .base10_parse()
-            .ok(),
-        _ => None,
-    }
-}
+pub use self::suspends::{SITE_MACRO, site_id};
 
 /// Lowers `body`, whose parameters are read by the locals `params`, of which those
 /// declared `mut` and those that are shared references are `mutable_params` and

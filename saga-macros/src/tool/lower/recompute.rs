@@ -647,7 +647,7 @@ fn site_ids(stmts: &[Stmt]) -> Vec<usize> {
     struct Ids(Vec<usize>);
     impl<'ast> Visit<'ast> for Ids {
         fn visit_expr(&mut self, expr: &'ast Expr) {
-            match crate::tool::lower::site_id(expr) {
+            match crate::tool::lower::suspends::site_id(expr) {
                 Some(id) => self.0.push(id),
                 None => syn::visit::visit_expr(self, expr),
             }

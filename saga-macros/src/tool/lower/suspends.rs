@@ -10,6 +10,19 @@ use crate::tool::parse::macro_args;
 
 /// The marker the lowering leaves where a suspension was (`__saga_site!(N)`).
 pub const SITE_MACRO: &str = "__saga_site";
+
+/// The site number of a `__saga_site!(N)` marker.
+pub fn site_id(expr: &Expr) -> Option<usize> {
+    match expr {
+        Expr::Macro(mac) if mac.mac.path.is_ident(SITE_MACRO) => mac
+            .mac
+            .parse_body::<syn::LitInt>()
+            .ok()?
+            .base10_parse()
+            .ok(),
+        _ => None,
+    }
+}
 use crate::tool::parse::suspend::{classify, is_join};
 
 /// Finds suspensions, not looking into closures, async blocks or nested items (where they
