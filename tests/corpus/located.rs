@@ -660,3 +660,81 @@ async fn the_type_the_error_says_to_write_keeps_the_text() {
     .await;
     assert_eq!(outcome.text(), "true: Some(\"oak\")");
 }
+
+// What compiled before texts were kept must still compile, and run as the plain function
+// (found by review): a root that cannot be saved at an ordinary future, a collection of
+// bytes extended by a slice, a text-holding local in a body with no string literal.
+
+/// A page the tool reads but never saves (no `Serialize`).
+pub struct Page {
+    pub links: Vec<String>,
+}
+
+/// An ordinary `async fn`: awaiting it saves nothing.
+async fn count_links(links: &[&str]) -> usize {
+    links.len()
+}
+
+/// A `Vec<&str>` into a value that cannot be saved, held across an ordinary future only.
+#[saga_tool]
+pub async fn crawl(links: Vec<String>) -> Result<String, SagaError> {
+    let page = Page { links };
+    let mut absolute: Vec<&str> = Vec::new();
+    for link in &page.links {
+        if link.starts_with("http") {
+            absolute.push(link);
+        }
+    }
+    let n = count_links(&absolute).await;
+    Ok(format!("{n}: {}", absolute.join(" ")))
+}
+
+/// Bytes extended by a slice (`&chunk[..n]`), kept across a question: a value, saved as is.
+#[saga_tool]
+pub async fn gather_bytes(chunk: Vec<u8>, n: usize) -> Result<String, SagaError> {
+    let mut buf = vec![0u8; 0];
+    buf.extend(&chunk[..n.min(chunk.len())]);
+    let more: bool = elicit(format!("{} bytes, more?", buf.len())).await?;
+    if more {
+        buf.extend(&chunk[..1]);
+    }
+    Ok(format!("{buf:?}"))
+}
+
+/// A text-holding local in a body whose code has no string literal.
+#[saga_tool]
+pub async fn first_picked(flats: Vec<Flat>) -> Result<String, SagaError> {
+    let mut best: Option<&str> = None;
+    for f in flats.iter() {
+        if elicit::<bool>(f.street.clone()).await? && best.is_none() {
+            best = Some(&f.street);
+        }
+    }
+    let sure: bool = elicit(flats.len().to_string()).await?;
+    Ok(best.filter(|_| sure).unwrap_or_default().to_owned())
+}
+
+#[tokio::test]
+async fn what_compiled_before_kept_texts_still_does() {
+    let outcome = differential(
+        &crawl,
+        plain!(plain::crawl),
+        json!({"links": ["http://a", "b", "https://c"]}),
+        yes,
+    )
+    .await;
+    assert_eq!(outcome.text(), "2: http://a https://c");
+    let outcome = differential(
+        &gather_bytes,
+        plain!(plain::gather_bytes),
+        json!({"chunk": [1, 2, 3], "n": 2}),
+        yes,
+    )
+    .await;
+    assert_eq!(outcome.text(), "[1, 2, 1]");
+    let outcome =
+        differential(&first_picked, plain!(plain::first_picked), flats(), pick_streets(&["oak"]))
+            .await;
+    // Every other prompt is the street itself: each is picked, the first kept.
+    assert_eq!(outcome.text(), "elm");
+}

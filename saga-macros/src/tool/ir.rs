@@ -131,10 +131,10 @@ pub struct Machine {
     /// Whether a local is saved as where its borrows point, at any site (see
     /// `emit::keep::locates`).
     pub locates: bool,
-    /// The string literals of the body, when a local holding a `&str` is saved as where
-    /// it points (see `emit::keep::LITERALS`): such a `&str` may be one of them. Empty
-    /// otherwise.
-    pub literals: Vec<String>,
+    /// The string literals of the body (perhaps none), when a local holding a `&str` is
+    /// saved as where it points (see `emit::keep::LITERALS`): such a `&str` may be one of
+    /// them. `None` otherwise.
+    pub literals: Option<Vec<String>>,
 }
 
 /// A local the runtime saves at a suspension.

@@ -57,7 +57,8 @@ pub fn expand(compiled: Compiled) -> TokenStream {
         resume,
         trace,
     } = state;
-    let keep_shim = crate::tool::emit::keep::keep_shim(&sites, machine.locates, &machine.literals);
+    let keep_shim =
+        crate::tool::emit::keep::keep_shim(&sites, machine.locates, machine.literals.as_deref());
     let build_tag = crate::tool::emit::tool::build_tag(&item);
     let diagram = crate::tool::emit::diagram::generated::helper(&item, &sig, &sites);
     let (diagram_doc, diagram_method) = (diagram.doc, diagram.method);

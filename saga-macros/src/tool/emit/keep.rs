@@ -76,9 +76,9 @@ fn shim_name(function: &str) -> &'static str {
 /// file, never a path into saga-runtime's sources on the user's machine. The two for
 /// loops only where a site saves a loop's items (`sites`), so that a tool without such a
 /// loop compiles nothing more.
-pub fn keep_shim(sites: &[Site], locates: bool, literals: &[String]) -> TokenStream {
+pub fn keep_shim(sites: &[Site], locates: bool, literals: Option<&[String]>) -> TokenStream {
     let private = private_path();
-    let literals = (!literals.is_empty()).then(|| {
+    let literals = literals.map(|literals| {
         let name = Ident::new(LITERALS, Span::call_site());
         let count = literals.len();
         quote::quote! {
@@ -189,13 +189,24 @@ pub fn roots_among<'a>(site: &Site, s: &Saved, saved: &'a [Saved]) -> Option<Vec
 pub const LITERALS: &str = "__SAGA_LITERALS";
 
 /// The roots of `roots`, and the literals when `s` holds a `&str`, as the runtime's `Root`s.
-pub fn root_exprs(s: &Saved, roots: &[&Saved], span: Span) -> Vec<TokenStream> {
+///
+/// At a call (`kind`, the call's kind), a root is made through the kind: an ordinary
+/// future saves nothing, so its roots need not be `Serialize` (`RootAt`).
+pub fn root_exprs(
+    s: &Saved,
+    roots: &[&Saved],
+    span: Span,
+    kind: Option<TokenStream>,
+) -> Vec<TokenStream> {
     let private = private_path_at(span);
     let mut exprs: Vec<TokenStream> = roots
         .iter()
         .map(|root| {
             let root = &root.ident;
-            quote_spanned!(span=> #private::root(&#root))
+            match &kind {
+                Some(kind) => quote_spanned!(span=> #private::RootAt::root_at(#kind, &#root)),
+                None => quote_spanned!(span=> #private::root(&#root)),
+            }
         })
         .collect();
     if s.text {
@@ -309,7 +320,14 @@ pub fn fields(
                     };
                     if let Some(roots) = roots_among(site, s, saved) {
                         // What the local's borrows may point into (see `Saved::roots`).
-                        let roots = root_exprs(s, &roots, span);
+                        let kind = match keeper {
+                            Keeper::Runtime => None,
+                            Keeper::CallKind(site) => {
+                                let kind = Ident::new("__kind", site.located_at(span));
+                                Some(quote_spanned!(span=> &#kind))
+                            }
+                        };
+                        let roots = root_exprs(s, &roots, span, kind);
                         let name = crate::tool::ir::written(&s.ident);
                         let kept = Ident::new(&format!("__kept{index}"), span);
                         // Its written type holds a `&str`, which is also `Deserialize` up

@@ -59,7 +59,8 @@ pub fn tool(kind: crate::tool::ServedAs, attr: &ToolAttr, compiled: Compiled) ->
         resume,
         trace,
     } = state_enum(sites, &machine);
-    let keep_shim = crate::tool::emit::keep::keep_shim(sites, machine.locates, &machine.literals);
+    let keep_shim =
+        crate::tool::emit::keep::keep_shim(sites, machine.locates, machine.literals.as_deref());
     let marker = kind.marker_impl(name, &private);
     let output_check = kind.output_check(output, &private);
     let described = described_methods(

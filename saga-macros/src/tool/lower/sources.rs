@@ -175,7 +175,9 @@ impl Sources {
         });
     }
 
-    fn assign(&mut self, target: &Expr, from: &Expr) {
+    /// `target` given `from`: one value (`one_value`: an assignment, a `push`, an
+    /// `insert`), or a collection of them (`extend`, `append`).
+    fn assign(&mut self, target: &Expr, from: &Expr, one_value: bool) {
         if let Some(name) = root_local(target) {
             let free = free_in_expr(from);
             if borrow_like(from) {
@@ -186,8 +188,9 @@ impl Sources {
             }
             // A text given to a local whose type is not written (`best =
             // Some(f.street.as_str())`, `labels.push("none")`): it holds a `&str`, which
-            // only the macro can tell rustc to keep where it points (see `texts`).
-            if !self.typed.contains(&name) && gives_text(from) {
+            // only the macro can tell rustc to keep where it points (see `texts`). Not
+            // through `extend`/`append`, whose argument is a collection.
+            if one_value && !self.typed.contains(&name) && gives_text(from) {
                 self.borrowing.insert(name.clone());
                 self.building.insert(name.clone());
                 self.texts.insert(name.clone());
@@ -283,9 +286,9 @@ fn written_reference(pat: &Pat) -> bool {
 }
 
 /// Whether `expr` plainly gives a `&str` (or holds one): a string literal, a method of
-/// `str` that returns a part of it (`.as_str()`, `.trim()`), a range of a place
-/// (`&name[1..]`, a slice alike: kept where it points as well), or such a value in `Some`,
-/// a tuple, or a branch of an `if` or a `match` (whose branches are all of its type).
+/// `str` that returns a part of it (`.as_str()`, `.trim()`), or such a value in `Some`, a
+/// tuple, or a branch of an `if` or a `match` (whose branches are all of its type). Not a
+/// range of a place (`&name[1..]` may be a slice of bytes as well).
 fn gives_text(expr: &Expr) -> bool {
     match expr {
         Expr::Lit(syn::ExprLit {
@@ -293,11 +296,6 @@ fn gives_text(expr: &Expr) -> bool {
             ..
         }) => true,
         Expr::MethodCall(call) => TEXT_METHODS.contains(&call.method.to_string().as_str()),
-        Expr::Reference(reference) => {
-            reference.mutability.is_none()
-                && matches!(&*reference.expr, Expr::Index(index)
-                    if matches!(&*index.index, Expr::Range(_)))
-        }
         Expr::Paren(paren) => gives_text(&paren.expr),
         Expr::Group(group) => gives_text(&group.expr),
         Expr::Call(call) => {
@@ -775,14 +773,16 @@ impl<'ast> Visit<'ast> for Collect {
     }
 
     fn visit_expr_assign(&mut self, each: &'ast syn::ExprAssign) {
-        self.0.assign(&each.left, &each.right);
+        self.0.assign(&each.left, &each.right, true);
         syn::visit::visit_expr_assign(self, each);
     }
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
-        if ADDS.contains(&call.method.to_string().as_str()) {
+        let method = call.method.to_string();
+        if ADDS.contains(&method.as_str()) {
+            let one_value = !matches!(method.as_str(), "extend" | "append");
             for arg in &call.args {
-                self.0.assign(&call.receiver, arg);
+                self.0.assign(&call.receiver, arg, one_value);
             }
         }
         syn::visit::visit_expr_method_call(self, call);

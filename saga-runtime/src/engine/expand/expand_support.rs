@@ -24,7 +24,7 @@ pub use crate::engine::expand::macro_state::{
 };
 use crate::engine::expand::refusal::other_constants;
 pub use crate::engine::expand::saga_fn::{
-    Exit, FnState, FnStep, FutureKind, NoSuspension, Probe, SagaCall, SagaFn, SagaFnKind,
+    Exit, FnState, FnStep, FutureKind, NoSuspension, Probe, RootAt, SagaCall, SagaFn, SagaFnKind,
     Unreachable, ViaFuture, ViaSagaFn, kind_marker, kind_of, probe,
 };
 pub use crate::engine::forms::json_schema::args_schema;

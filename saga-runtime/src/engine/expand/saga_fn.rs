@@ -281,6 +281,27 @@ impl<T, W> SavedAmong<NoSuspension, W, NoSuspension> for T {
     }
 }
 
+/// A root of a local kept among roots at a call, made through the call's kind: where a
+/// `#[saga_fn]` waits, the root is walked (it is saved, so `Serialize`); where an ordinary
+/// future is awaited nothing is saved, and the root is any value (none is walked).
+#[doc(hidden)]
+pub trait RootAt<X> {
+    /// `value` as a root, at this kind of call.
+    fn root_at<'a>(&self, value: &'a X) -> Root<'a>;
+}
+
+impl<R, X: Serialize> RootAt<X> for SagaFnKind<R> {
+    fn root_at<'a>(&self, value: &'a X) -> Root<'a> {
+        crate::engine::expand::located::root(value)
+    }
+}
+
+impl<O, X> RootAt<X> for FutureKind<O> {
+    fn root_at<'a>(&self, _value: &'a X) -> Root<'a> {
+        crate::engine::expand::located::root(&())
+    }
+}
+
 impl<T> SavedLoopItem<NoSuspension, NoSuspension> for T {
     type Rest = Slot<Unreachable<Vec<T>>>;
 

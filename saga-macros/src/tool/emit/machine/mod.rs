@@ -144,11 +144,7 @@ pub fn build(body: &Block, sites: &[Site], params: &[Binding], carrier: Carrier)
                 })
                 .collect();
             let texts = saved.iter().flatten().any(|s| s.text);
-            let literals = if texts {
-                string_literals(body)
-            } else {
-                Vec::new()
-            };
+            let literals = texts.then(|| string_literals(body));
             return Machine {
                 borrows,
                 carrier,

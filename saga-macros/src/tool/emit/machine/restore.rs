@@ -481,10 +481,12 @@ pub(super) fn among(cont: &mut Block, site: &Site, site_saved: &[Saved]) {
                 *expr = match among {
                     Some((local, roots)) => {
                         let name = crate::tool::ir::written(&local.ident);
+                        let kind = call.then(|| quote!(&#private::kind_of(__mark0)));
                         let roots = crate::tool::emit::keep::root_exprs(
                             local,
                             &roots,
                             proc_macro2::Span::call_site(),
+                            kind,
                         );
                         let roots = quote!(&[#(#roots),*]);
                         if call {
