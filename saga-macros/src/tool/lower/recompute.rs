@@ -193,6 +193,21 @@ impl Lets {
         block.stmts.push(Stmt::Local(local));
     }
 
+    /// `expr` kept in a recomputed `let __keptN = EXPR;` of its own, pushed to `block`, and
+    /// replaced by `__keptN`: a borrowing scrutinee (of a `let … else`, an `if let`, a
+    /// `match`) whose pattern is then bound again over that local after a restore, as a
+    /// pattern over any borrow of the locals is.
+    fn keep_apart(&mut self, block: &mut Block, expr: &mut Expr) {
+        self.count += 1;
+        let span = expr.span();
+        let kept = Ident::new(&format!("__kept{}", self.count), span);
+        let taken = std::mem::replace(expr, syn::parse_quote_spanned!(span=> #kept));
+        let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #taken;);
+        if let Stmt::Local(kept_let) = kept_let {
+            self.fingerprint(block, kept_let);
+        }
+    }
+
     /// Whether `local` may be made again from what it reads rather than saved: its
     /// value a borrow of it, by a path, a reference, a field or an index of one, or the
     /// standard library's methods that keep a borrow (see [`Lets::yields_borrow`]).
@@ -511,15 +526,7 @@ impl VisitMut for Lets {
                     self.keeps_a_borrow(l)
                 })
             {
-                self.count += 1;
-                let span = init.expr.span();
-                let kept = Ident::new(&format!("__kept{}", self.count), span);
-                let expr =
-                    std::mem::replace(&mut *init.expr, syn::parse_quote_spanned!(span=> #kept));
-                let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #expr;);
-                if let Stmt::Local(kept_let) = kept_let {
-                    self.fingerprint(block, kept_let);
-                }
+                self.keep_apart(block, &mut init.expr);
             }
             // `let Some((k, v)) = line.split_once('=') else { <asks> };`, which the lowering
             // wrote as `let (k, v) = match SCRUTINEE { Some((k, v)) => (k, v), _ => … };`:
@@ -540,15 +547,7 @@ impl VisitMut for Lets {
                 && let Some(init) = &mut local.init
                 && let Expr::Match(each) = &mut *init.expr
             {
-                self.count += 1;
-                let span = each.expr.span();
-                let kept = Ident::new(&format!("__kept{}", self.count), span);
-                let taken =
-                    std::mem::replace(&mut *each.expr, syn::parse_quote_spanned!(span=> #kept));
-                let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #taken;);
-                if let Stmt::Local(kept_let) = kept_let {
-                    self.fingerprint(block, kept_let);
-                }
+                self.keep_apart(block, &mut each.expr);
             }
             // `if let Some(d) = drafts.iter().find(..) { … }` and `match (a.iter().find(..),
             // b.as_deref()) { … }` whose bindings are kept across a suspension in the body:
@@ -556,14 +555,7 @@ impl VisitMut for Lets {
             if let Stmt::Expr(expr, _) = &mut stmt
                 && let Some(scrutinee) = self.kept_scrutinee(expr)
             {
-                self.count += 1;
-                let span = scrutinee.span();
-                let kept = Ident::new(&format!("__kept{}", self.count), span);
-                let taken = std::mem::replace(scrutinee, syn::parse_quote_spanned!(span=> #kept));
-                let kept_let: Stmt = syn::parse_quote_spanned!(span=> let #kept = #taken;);
-                if let Stmt::Local(kept_let) = kept_let {
-                    self.fingerprint(block, kept_let);
-                }
+                self.keep_apart(block, scrutinee);
             }
             syn::visit_mut::visit_stmt_mut(self, &mut stmt);
             match stmt {
