@@ -19,6 +19,7 @@
 pub mod auth;
 mod builder;
 mod catalog;
+mod detachable;
 mod error;
 #[cfg(feature = "http")]
 mod forwarded;

@@ -40,7 +40,7 @@ pub use deflate::MAX_STATE_BYTES;
 pub use kept::{KEPT_KEY_LEN, KeptState, StateOwner, StateStore, StoreFuture};
 pub(crate) use outcome::DEFAULT_RETRY_WAIT;
 pub use outcome::{
-    Claimed, DEFAULT_OUTCOME_LEASE, RENEW_EVERY, RENEWED_LEASE, Renewal, abandon, request_digest,
+    Claimed, DEFAULT_OUTCOME_LEASE, RENEW_EVERY, RENEWED_LEASE, Renewal, abandon, request_text,
 };
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;

@@ -4,8 +4,9 @@
 //!
 //! An outcome is sealed as a token is (XChaCha20-Poly1305 under the ring's sealing key),
 //! bound by its associated data to the token it answers (its nonce), the call's binding
-//! (the tool, method, principal and arguments) and the request's answers: opened for
-//! another token, another caller or other answers, it does not open. Its layout:
+//! (the tool, method, principal and arguments) and the request's answers, their canonical
+//! text itself ([`request_text`]): opened for another token, another caller or other
+//! answers, it does not open. Its layout:
 //!
 //! ```text
 //! version (1) | key id (4) | nonce (24) | sealed plaintext | tag (16)
@@ -15,6 +16,7 @@
 //! that reads another refuses the outcome, and the retry with it, rather than misread it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -24,7 +26,12 @@ use super::binding::Binding;
 use saga_wire::KeyRing;
 
 /// The version of an outcome's layout and plaintext this build writes and reads.
-pub(crate) const OUTCOME_VERSION: u8 = 1;
+///
+/// 2: the request's canonical text is in the associated data, where version 1 had its
+/// SHA-256 (a digest of the same text cost two SHA-256 blocks a round, Poly1305 over the
+/// text a fraction of one); an outcome of either version is refused by a build of the
+/// other, never opened as another request's.
+pub(crate) const OUTCOME_VERSION: u8 = 2;
 
 const HEAD: usize = 1 + 4 + NONCE_LEN;
 
@@ -86,16 +93,18 @@ pub struct Claimed {
     nonce: [u8; 24],
     keep_until: u64,
     binding: [u8; 32],
-    request: [u8; 32],
+    /// The request's canonical text ([`request_text`]), shared: a claim is cloned at each
+    /// renewal of its lease.
+    request: Arc<[u8]>,
 }
 
-/// The digest of what a request brings beside its token: its answers and the failures it
-/// reports, in canonical JSON (keys sorted), so that the same answers written in another
-/// order are the same request.
-pub fn request_digest<F: serde::Serialize>(
+/// What a request brings beside its token, as the canonical text its outcome is bound to:
+/// its answers and the failures it reports, in canonical JSON (keys sorted), so that the
+/// same answers written in another order are the same request.
+pub fn request_text<F: serde::Serialize>(
     answers: Option<&BTreeMap<String, Value>>,
     failures: &BTreeMap<String, F>,
-) -> [u8; 32] {
+) -> Vec<u8> {
     let mut canonical = Vec::with_capacity(256);
     canonical.extend_from_slice(b"saga/request/v1\0");
     match answers {
@@ -117,34 +126,31 @@ pub fn request_digest<F: serde::Serialize>(
         super::binding::write_canonical(&value, &mut canonical);
         canonical.push(b',');
     }
-    let digest = ring::digest::digest(&ring::digest::SHA256, &canonical);
-    let mut out = [0; 32];
-    out.copy_from_slice(digest.as_ref());
-    out
+    canonical
 }
 
 impl Claimed {
     /// The same claim for another request's answers.
     #[cfg(test)]
-    pub(crate) fn set_request_for_test(&mut self, request: [u8; 32]) {
-        self.request = request;
+    pub(crate) fn set_request_for_test(&mut self, request: &[u8]) {
+        self.request = Arc::from(request);
     }
 }
 
 impl Claimed {
     /// The claim of the token whose nonce is `nonce`, kept until `keep_until`, by a
-    /// request bound to `binding` whose answers digest to `request`.
+    /// request bound to `binding` whose answers' canonical text is `request`.
     pub(crate) fn new(
         nonce: [u8; 24],
         keep_until: u64,
         binding: &Binding,
-        request: [u8; 32],
+        request: Vec<u8>,
     ) -> Self {
         Self {
             nonce,
             keep_until,
             binding: *binding.digest(),
-            request,
+            request: Arc::from(request),
         }
     }
 
@@ -218,8 +224,9 @@ pub fn abandon(store: &std::sync::Arc<dyn super::TokenStore>, claimed: Claimed) 
 }
 
 fn associated_data(head: &[u8], claimed: &Claimed) -> Vec<u8> {
-    let mut aad = Vec::with_capacity(16 + HEAD + 24 + 64);
-    aad.extend_from_slice(b"saga/outcome/v1\0");
+    // Every part but the last is of a fixed length: the text is read unambiguously.
+    let mut aad = Vec::with_capacity(16 + HEAD + 24 + 32 + claimed.request.len());
+    aad.extend_from_slice(b"saga/outcome/v2\0");
     aad.extend_from_slice(head);
     aad.extend_from_slice(&claimed.nonce);
     aad.extend_from_slice(&claimed.binding);
@@ -236,7 +243,7 @@ mod tests {
             nonce: [3; 24],
             keep_until: u64::MAX,
             binding: *Binding::new("t", "tools/call", principal, None).digest(),
-            request: [request; 32],
+            request: Arc::from(&[request][..]),
         }
     }
 
@@ -285,37 +292,34 @@ mod tests {
             serde_json::from_str(r#"{"a": {"x": 2, "y": [2, {"p": 1, "q": 2}]}}"#).unwrap();
         let none: BTreeMap<String, Value> = BTreeMap::new();
         assert_eq!(
-            request_digest(Some(&one), &none),
-            request_digest(Some(&two), &none)
+            request_text(Some(&one), &none),
+            request_text(Some(&two), &none)
         );
         assert_ne!(
-            request_digest(Some(&one), &none),
-            request_digest(Some(&other), &none)
+            request_text(Some(&one), &none),
+            request_text(Some(&other), &none)
         );
-        assert_ne!(
-            request_digest(None, &none),
-            request_digest(Some(&none), &none)
-        );
+        assert_ne!(request_text(None, &none), request_text(Some(&none), &none));
         let failed: BTreeMap<String, Value> =
             serde_json::from_str(r#"{"a": {"code": 1, "message": "no"}}"#).unwrap();
-        assert_ne!(request_digest(None, &none), request_digest(None, &failed));
+        assert_ne!(request_text(None, &none), request_text(None, &failed));
     }
 
-    /// A request's digest is bound into every recorded outcome: a replica of another
-    /// build opens it only if the digest's bytes do not change with the code that
-    /// computes them. This is the definition, written out with another SHA-256.
+    /// A request's text is bound into every recorded outcome: a replica of another build
+    /// opens it only if the text's bytes do not change with the code that writes them.
+    /// This is the definition, written out.
     #[test]
-    fn the_request_digest_is_the_one_outcomes_were_sealed_with() {
-        use sha2::{Digest as _, Sha256};
+    fn the_request_text_is_the_one_outcomes_were_sealed_with() {
         let answers: BTreeMap<String, Value> =
             serde_json::from_str(r#"{"b\"": {"y": [1, "é"], "x": null}, "a": true}"#).unwrap();
         let failures: BTreeMap<String, Value> =
             serde_json::from_str(r#"{"c": {"message": "no", "code": -1}}"#).unwrap();
         let text = "saga/request/v1\0\"a\":true,\"b\\\"\":{\"x\":null,\"y\":[1,\"é\"]},|\
                     \"c\":{\"code\":-1,\"message\":\"no\"},";
-        let expected: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-        assert_eq!(request_digest(Some(&answers), &failures), expected);
-        let expected: [u8; 32] = Sha256::digest(b"saga/request/v1\0-|").into();
-        assert_eq!(request_digest::<Value>(None, &BTreeMap::new()), expected);
+        assert_eq!(request_text(Some(&answers), &failures), text.as_bytes());
+        assert_eq!(
+            request_text::<Value>(None, &BTreeMap::new()),
+            b"saga/request/v1\0-|"
+        );
     }
 }

@@ -322,14 +322,14 @@ impl StateCodec {
             .is_some_and(|store| store.records_outcomes())
     }
 
-    /// Claims `opened` for a request bound to `binding` whose answers digest to
-    /// `request` ([`request_digest`](super::request_digest)): what the store holds of it,
+    /// Claims `opened` for a request bound to `binding` whose answers' canonical text is
+    /// `request` ([`request_text`](super::request_text)): what the store holds of it,
     /// and what its outcome is to be recorded with.
     pub async fn claim(
         &self,
         opened: &Opened,
         binding: &Binding,
-        request: [u8; 32],
+        request: Vec<u8>,
     ) -> Result<(Claim, Claimed), StoreError> {
         let keep_until = opened.expires_at.saturating_add(self.leeway.as_secs());
         let claimed = Claimed::new(opened.nonce, keep_until, binding, request);

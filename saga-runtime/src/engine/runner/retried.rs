@@ -305,7 +305,7 @@ mod tests {
         };
         let binding = crate::state::Binding::new("t", "tools/call", "ann", None);
         let (claim, claimed) = codec
-            .claim(&opened, &binding, [1; 32])
+            .claim(&opened, &binding, vec![1])
             .await
             .expect("claimed");
         assert_eq!(claim, Claim::First);
@@ -417,7 +417,7 @@ mod tests {
         }
         // Another request (other answers) is refused.
         let mut other = claimed.clone();
-        other.set_request_for_test([2; 32]);
+        other.set_request_for_test(&[2]);
         let refused = replayed(
             &codec,
             "t",

@@ -608,7 +608,7 @@ impl<'a> Transition<'a> {
         // without such a store keeps no room for it in every request's future).
         // Not a session's: its run waits for its client, unbounded by the lease.
         if !self.per_call.handed_on() && !self.cx.is_session() && self.codec.records_outcomes() {
-            let request = crate::state::request_digest(Some(&responses), failures);
+            let request = crate::state::request_text(Some(&responses), failures);
             if let Some(answer) = Box::pin(self.claim(&opened, request)).await? {
                 return Ok(OpenedRound::Recorded(answer));
             }
@@ -670,7 +670,7 @@ impl<'a> Transition<'a> {
     async fn claim(
         &self,
         opened: &Opened,
-        request: [u8; 32],
+        request: Vec<u8>,
     ) -> Result<Option<Result<CallToolResponse, ErrorData>>, Failure> {
         let (claim, claimed) = self
             .codec
