@@ -175,6 +175,7 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
         "the route and its runs",
         &[
             "route",
+            "detachable",
             "replay",
             "stateless",
             "session",
