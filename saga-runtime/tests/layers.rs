@@ -175,7 +175,6 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
         "the route and its runs",
         &[
             "route",
-            "detachable",
             "replay",
             "stateless",
             "session",

@@ -19,7 +19,6 @@
 pub mod auth;
 mod builder;
 mod catalog;
-mod detachable;
 mod error;
 #[cfg(feature = "http")]
 mod forwarded;

@@ -18,6 +18,7 @@
 
 use futures::FutureExt as _;
 use std::sync::Arc;
+use tracing::Instrument as _;
 
 use futures::future::Either;
 use rmcp::ErrorData;
@@ -26,7 +27,6 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::detachable::Detachable;
 use super::replay::Replay;
 use super::session::{Session, SessionTools};
 use super::stateless::Stateless;
@@ -291,10 +291,9 @@ fn detaches(tools: &SagaTools, call: &Call, source: Source) -> bool {
     call.request_state.is_some() && source != Source::Session && tools.codec().records_outcomes()
 }
 
-/// `call` of `saga` driven to its end whether its client waits or not, bounded by the run
-/// time: in the request's task while the client waits, in a task of its own once it hangs
-/// up (its timeout), and its outcome is then recorded for the same request sent again
-/// ([`Detachable`]).
+/// `call` of `saga` driven in a task of its own, bounded by the run time: a client that
+/// hangs up (its timeout) does not stop the round, whose outcome is then recorded for the
+/// same request sent again.
 ///
 /// The round takes over its request's place among the HTTP bounds (its caller's share
 /// and the server's total): a client that hangs up does not free room for another round
@@ -323,27 +322,42 @@ fn detached<'a>(
         .bounds()
         .max_run_time
         .saturating_sub(std::time::Duration::from_millis(250));
-    let round = async move {
-        let _places = (place, request_place);
-        let run = drive_by(
-            &tools,
-            &saga,
-            source,
-            at_checkpoint,
-            OnRetry::AnswerAgain,
-            call,
-            &cx,
-        );
-        // Stopped at the bound, the drive gives its claim back (or, in a store that
-        // does not renew leases, spends it: a retry is refused).
-        tokio::time::timeout(max, run)
-            .await
-            .unwrap_or_else(|_| Err(ran_too_long(max)))
-    }
-    .boxed();
-    // Run where the request is while its client waits; in a task of its own once it
-    // leaves (see `detachable`).
-    Either::Right(Detachable::new(round, tracing::Span::current()))
+    let run = tokio::spawn(
+        async move {
+            let _places = (place, request_place);
+            let run = drive_by(
+                &tools,
+                &saga,
+                source,
+                at_checkpoint,
+                OnRetry::AnswerAgain,
+                call,
+                &cx,
+            );
+            // Stopped at the bound, the drive gives its claim back (or, in a store that
+            // does not renew leases, spends it: a retry is refused).
+            tokio::time::timeout(max, run)
+                .await
+                .unwrap_or_else(|_| Err(ran_too_long(max)))
+        }
+        .instrument(tracing::Span::current()),
+    );
+    Either::Right(run.map(|joined| {
+        joined.unwrap_or_else(|error| {
+            // A panic's text is for the log: it may name what the caller should not see.
+            match error.try_into_panic() {
+                Ok(panic) => {
+                    let message = crate::engine::runner::unwind::panic_message(&*panic);
+                    tracing::error!(panic = %crate::log::Escaped(message), "a round stopped by a panic outside its steps");
+                }
+                Err(error) => tracing::error!(%error, "a round stopped before it answered"),
+            }
+            Err(ErrorData::internal_error(
+                "the round stopped before it answered",
+                None,
+            ))
+        })
+    }))
 }
 
 /// What a round refused before it starts, for want of room to run detached, answers:
