@@ -23,6 +23,7 @@ use saga_wire::{aead, format, nonce};
 mod deflate;
 mod kept;
 mod outcome;
+mod pages;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 mod single_use;

@@ -15,6 +15,7 @@
 //! again (its response was lost) gets that answer again, and the round does not run twice
 //! ([`Claim`]).
 
+use super::pages::{Pages, Slot};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Mutex;
@@ -305,6 +306,8 @@ struct Entries {
     floors: HashMap<[u8; 8], (u64, u64), Drawn>,
     /// Bytes of the outcomes held.
     outcome_bytes: usize,
+    /// The outcomes' bytes (see the `pages` module for why not a `Vec` each).
+    pages: Pages,
     /// Every entry under the second it was to be forgotten at when it was queued, soonest
     /// first: the store forgets what expired a few entries at a time as new ones come
     /// ([`SWEPT_PER_INSERT`]), so that it holds what is live rather than filling up with
@@ -374,24 +377,24 @@ struct Used {
 enum ClaimState {
     Spent,
     Running(u64),
-    Recorded(Vec<u8>),
+    Recorded(Slot),
 }
 
 impl ClaimState {
     fn bytes(&self) -> usize {
         match self {
-            ClaimState::Recorded(outcome) => outcome.len(),
+            ClaimState::Recorded(slot) => slot.len(),
             _ => 0,
         }
     }
 
-    fn claim(&self) -> Claim {
+    fn claim(&self, pages: &Pages) -> Claim {
         match self {
             ClaimState::Spent => Claim::Spent,
             ClaimState::Running(lease_until) => Claim::Running {
                 lease_until: *lease_until,
             },
-            ClaimState::Recorded(outcome) => Claim::Recorded(outcome.clone()),
+            ClaimState::Recorded(slot) => Claim::Recorded(pages.get(*slot).to_vec()),
         }
     }
 }
@@ -443,7 +446,7 @@ impl Entries {
                     match entry {
                         Expiring::Token(id) => {
                             if let Some(used) = self.redeemed.remove(&id) {
-                                self.outcome_bytes -= used.held.bytes();
+                                self.let_go(&used.held);
                             }
                         }
                         Expiring::Floor(chain) => {
@@ -455,6 +458,14 @@ impl Entries {
                 Some(until) => self.expires(until, entry),
                 None => {}
             }
+        }
+    }
+
+    /// Gives up what `held` keeps of an outcome: its bytes, and its place in a page.
+    fn let_go(&mut self, held: &ClaimState) {
+        if let ClaimState::Recorded(slot) = held {
+            self.outcome_bytes -= slot.len();
+            self.pages.release(*slot);
         }
     }
 
@@ -489,7 +500,9 @@ impl MemoryStore {
     }
 
     /// Holds at most `bytes` of recorded outcomes, every caller's together (0: none is
-    /// kept, and a retried token is refused as without outcomes).
+    /// kept, and a retried token is refused as without outcomes). Outcomes are kept in
+    /// pages of up to 256 KiB, in the order recorded, and the bound counts the pages whole:
+    /// it is on the memory they keep.
     pub fn with_outcome_bytes(mut self, bytes: usize) -> Self {
         self.max_outcome_bytes = bytes;
         self
@@ -549,7 +562,7 @@ impl MemoryStore {
     ) -> Result<Claim, StoreError> {
         let mut entries = self.entries();
         if let Some(held) = entries.held(id, now) {
-            return Ok(held.claim());
+            return Ok(held.claim(&entries.pages));
         }
         if entries.retired(id, now) {
             return Ok(Claim::Spent);
@@ -568,7 +581,7 @@ impl MemoryStore {
                 held,
             },
         ) {
-            entries.outcome_bytes -= old.held.bytes();
+            entries.let_go(&old.held);
         }
         entries.expires(keep_until, Expiring::Token(*id));
         Ok(Claim::First)
@@ -582,29 +595,38 @@ impl MemoryStore {
         now: u64,
     ) -> Result<(), StoreError> {
         let mut entries = self.entries();
-        let Some(used) = entries.redeemed.get(id) else {
-            return Ok(());
-        };
-        let old = used.held.bytes();
-        let mut held = ClaimState::Recorded(outcome.to_vec());
-        let mut full = false;
-        if outcome.is_empty() {
-            held = ClaimState::Spent;
-        } else if entries.outcome_bytes - old + outcome.len() > self.max_outcome_bytes {
-            entries.forget_expired(now, usize::MAX);
-            if entries.outcome_bytes + outcome.len() > self.max_outcome_bytes {
-                held = ClaimState::Spent;
-                full = true;
-            }
-        }
-        let added = held.bytes();
         let Some(used) = entries.redeemed.get_mut(id) else {
             return Ok(());
         };
-        let old = used.held.bytes();
+        // What it held before (an outcome recorded again) is given up first.
+        let old = std::mem::replace(&mut used.held, ClaimState::Spent);
+        entries.let_go(&old);
+        let max = self.max_outcome_bytes;
+        let mut full = false;
+        let held = if outcome.is_empty() {
+            ClaimState::Spent
+        } else {
+            // The bound is on the pages' bytes: the memory the outcomes keep.
+            if entries.pages.held_after(outcome.len(), max) > max {
+                entries.forget_expired(now, usize::MAX);
+            }
+            if entries.pages.held_after(outcome.len(), max) > max {
+                full = true;
+                ClaimState::Spent
+            } else {
+                ClaimState::Recorded(entries.pages.push(outcome, max))
+            }
+        };
+        let added = held.bytes();
+        let Some(used) = entries.redeemed.get_mut(id) else {
+            // Forgotten meanwhile (it expired): nothing is kept for it.
+            entries.outcome_bytes += added;
+            entries.let_go(&held);
+            return Ok(());
+        };
         used.held = held;
         used.until = used.until.max(keep_until);
-        entries.outcome_bytes = entries.outcome_bytes - old + added;
+        entries.outcome_bytes += added;
         if full {
             return Err(StoreError::Full);
         }
@@ -679,10 +701,10 @@ impl TokenStore for MemoryStore {
     }
 
     fn held<'a>(&'a self, id: &'a [u8; 24]) -> BoxFuture<'a, Result<Claim, StoreError>> {
-        let held = self
-            .entries()
+        let entries = self.entries();
+        let held = entries
             .held(id, unix_now())
-            .map_or(Claim::Spent, ClaimState::claim);
+            .map_or(Claim::Spent, |held| held.claim(&entries.pages));
         Box::pin(std::future::ready(Ok(held)))
     }
 
