@@ -88,7 +88,7 @@ impl Renewal {
 }
 
 /// A token this request claimed: what its outcome is recorded for.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Claimed {
     nonce: [u8; 24],
     keep_until: u64,
@@ -127,6 +127,17 @@ pub fn request_text<F: serde::Serialize>(
         canonical.push(b',');
     }
     canonical
+}
+
+// Not derived: the request's text holds the client's answers, which a log must not show.
+impl std::fmt::Debug for Claimed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claimed")
+            .field("nonce", &self.nonce)
+            .field("keep_until", &self.keep_until)
+            .field("request_len", &self.request.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Claimed {
@@ -280,6 +291,17 @@ mod tests {
         assert_eq!(open(&keys, &claimed(1, "ann"), &sealed[..20]), None);
         let other_keys = KeyRing::from_keys([[2; 32]]).unwrap();
         assert_eq!(open(&other_keys, &claimed(1, "ann"), &sealed), None);
+    }
+
+    /// The request's text is the client's answers: a claim's debug form shows only its
+    /// length.
+    #[test]
+    fn a_claim_does_not_show_the_answers() {
+        let mut claim = claimed(1, "ann");
+        claim.set_request_for_test(b"{\"password\":\"hunter2\"}");
+        let shown = format!("{claim:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("request_len: 22"), "{shown}");
     }
 
     #[test]
