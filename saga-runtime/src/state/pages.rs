@@ -15,8 +15,7 @@
 
 use std::collections::VecDeque;
 
-/// A page's size when the bound allows it: large enough that pages are rare, below the
-/// allocator's usual threshold for mapping memory of its own (128 KiB) times a few.
+/// A page's size when the bound allows it: large enough that pages are rare.
 const PAGE: usize = 256 << 10;
 
 /// An outcome's place: its page (numbered from the first ever made) and its bytes there.
@@ -63,7 +62,7 @@ impl Pages {
         if self.fits(len) {
             self.held
         } else {
-            self.held + Self::page_len(len, max)
+            self.held + self.page_len(len, max)
         }
     }
 
@@ -71,12 +70,11 @@ impl Pages {
     /// of `max` bytes (a page is never larger than the bound, unless one outcome is).
     pub(super) fn push(&mut self, outcome: &[u8], max: usize) -> Slot {
         if !self.fits(outcome.len()) {
-            let len = Self::page_len(outcome.len(), max);
-            self.pages.push_back(Page {
-                bytes: Vec::with_capacity(len),
-                live: 0,
-            });
-            self.held += len;
+            let bytes = Vec::with_capacity(self.page_len(outcome.len(), max));
+            // What the allocation holds, which is at least what was asked: given back
+            // as counted.
+            self.held += bytes.capacity();
+            self.pages.push_back(Page { bytes, live: 0 });
         }
         let page = self.first + self.pages.len() as u64 - 1;
         let mut start = 0;
@@ -102,16 +100,21 @@ impl Pages {
 
     /// Gives `slot` up; the pages no outcome holds any more, from the oldest, go.
     pub(super) fn release(&mut self, slot: Slot) {
-        let index = slot.page.checked_sub(self.first);
-        if let Some(page) = index.and_then(|index| self.pages.get_mut(index as usize)) {
+        let index = slot
+            .page
+            .checked_sub(self.first)
+            .and_then(|index| usize::try_from(index).ok());
+        if let Some(page) = index.and_then(|index| self.pages.get_mut(index)) {
+            debug_assert!(page.live > 0, "a slot released twice");
             page.live = page.live.saturating_sub(1);
         }
         // Emptied pages go from the oldest on, the last one too (the next outcome starts
         // a page numbered on, so that no slot of what it held reads another's bytes).
         while self.pages.front().is_some_and(|page| page.live == 0) {
             if let Some(page) = self.pages.pop_front() {
-                self.held -= page.bytes.capacity();
+                // Numbered on first: the pages' numbers never disagree with their places.
                 self.first += 1;
+                self.held = self.held.saturating_sub(page.bytes.capacity());
             }
         }
     }
@@ -127,8 +130,12 @@ impl Pages {
             .is_some_and(|page| page.bytes.capacity() - page.bytes.len() >= len)
     }
 
-    fn page_len(len: usize, max: usize) -> usize {
-        PAGE.min(max).max(len)
+    /// A new page's length for an outcome of `len` bytes under a bound of `max`: at most
+    /// a sixteenth of the bound (so that a small bound is still given back a page at a
+    /// time), and no more than the room the bound leaves, but never less than the outcome.
+    fn page_len(&self, len: usize, max: usize) -> usize {
+        let room = max.saturating_sub(self.held);
+        PAGE.min(max / 16).min(room).max(len)
     }
 }
 
@@ -176,14 +183,32 @@ mod tests {
     #[test]
     fn a_page_is_no_larger_than_the_bound_unless_one_outcome_is() {
         let mut pages = Pages::default();
-        assert_eq!(pages.held_after(100, 150), 150);
+        // A bound of 150: pages of a sixteenth (9 bytes) or the outcome's own length.
+        assert_eq!(pages.held_after(100, 150), 100);
         let one = pages.push(&[1; 100], 150);
-        assert_eq!(pages.held(), 150);
-        assert_eq!(pages.held_after(40, 150), 150, "fits the page");
-        assert_eq!(pages.held_after(100, 150), 300, "a second page");
+        assert_eq!(pages.held(), 100);
+        assert_eq!(pages.held_after(40, 150), 140, "the room the bound leaves");
+        assert_eq!(
+            pages.held_after(100, 150),
+            200,
+            "past the bound: refused by the store"
+        );
         let large = pages.push(&[2; 1000], 150);
-        assert_eq!(pages.held(), 1150);
+        assert_eq!(pages.held(), 1100);
         assert_eq!(pages.get(one), &[1; 100][..]);
         assert_eq!(pages.get(large), &[2; 1000][..]);
+        // A bound of 1 MiB: pages of 64 KiB, so that it is given back a sixteenth at a
+        // time; the last no larger than the room left.
+        let mut pages = Pages::default();
+        let max = 1 << 20;
+        assert_eq!(pages.held_after(10, max), 64 << 10);
+        let slots: Vec<Slot> = (0..16 * 64).map(|_| pages.push(&[7; 1024], max)).collect();
+        assert_eq!(pages.held(), max);
+        assert_eq!(pages.held_after(1024, max), max + 1024);
+        for slot in &slots[..64] {
+            pages.release(*slot);
+        }
+        assert_eq!(pages.held(), max - (64 << 10), "the oldest page given back");
+        assert_eq!(pages.held_after(1024, max), max);
     }
 }

@@ -508,7 +508,9 @@ impl MemoryStore {
         self
     }
 
-    /// Bytes of the recorded outcomes it holds.
+    /// Bytes of the recorded outcomes it holds. The pages they are kept in, which its
+    /// bound counts, may hold more: a page is given back once none of its outcomes is held
+    /// (see [`MemoryStore::with_outcome_bytes`]).
     pub fn outcome_bytes(&self) -> usize {
         self.entries().outcome_bytes
     }
