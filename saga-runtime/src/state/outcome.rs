@@ -16,7 +16,6 @@
 //! that reads another refuses the outcome, and the retry with it, rather than misread it.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -93,9 +92,9 @@ pub struct Claimed {
     nonce: [u8; 24],
     keep_until: u64,
     binding: [u8; 32],
-    /// The request's canonical text ([`request_text`]), shared: a claim is cloned at each
-    /// renewal of its lease.
-    request: Arc<[u8]>,
+    /// The request's canonical text ([`request_text`]), as written: a claim is cloned
+    /// only at a renewal of its lease (every few seconds), so it is not shared.
+    request: Vec<u8>,
 }
 
 /// What a request brings beside its token, as the canonical text its outcome is bound to:
@@ -144,7 +143,7 @@ impl Claimed {
     /// The same claim for another request's answers.
     #[cfg(test)]
     pub(crate) fn set_request_for_test(&mut self, request: &[u8]) {
-        self.request = Arc::from(request);
+        self.request = request.to_vec();
     }
 }
 
@@ -161,7 +160,7 @@ impl Claimed {
             nonce,
             keep_until,
             binding: *binding.digest(),
-            request: Arc::from(request),
+            request,
         }
     }
 
@@ -254,7 +253,7 @@ mod tests {
             nonce: [3; 24],
             keep_until: u64::MAX,
             binding: *Binding::new("t", "tools/call", principal, None).digest(),
-            request: Arc::from(&[request][..]),
+            request: vec![request],
         }
     }
 

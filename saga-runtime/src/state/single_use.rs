@@ -622,8 +622,9 @@ impl MemoryStore {
         let added = held.bytes();
         let Some(used) = entries.redeemed.get_mut(id) else {
             // Forgotten meanwhile (it expired): nothing is kept for it.
-            entries.outcome_bytes += added;
-            entries.let_go(&held);
+            if let ClaimState::Recorded(slot) = held {
+                entries.pages.release(slot);
+            }
             return Ok(());
         };
         used.held = held;
