@@ -17,6 +17,8 @@ use saga_examples::deploy;
 use saga_examples::harness::http::{Post, Reply};
 use saga_examples::harness::serving::{Running, serve_local};
 use saga_runtime::prelude::*;
+#[allow(deprecated)] // logging is deprecated in 2026-07-28 (SEP-2577), still served
+use saga_runtime::rmcp::model::LoggingLevel;
 use saga_runtime::serve::{HttpLimits, SagaServer};
 use serde_json::{Value, json};
 
@@ -54,6 +56,26 @@ async fn client_of(cx: &SagaContext) -> Result<String, SagaError> {
     ))
 }
 
+/// Reports progress and logs at two levels before its answer; asks first when told to,
+/// fails when told to.
+#[allow(deprecated)] // logging is deprecated in 2026-07-28 (SEP-2577), still served
+#[saga_tool]
+async fn reporter(cx: &SagaContext, ask: bool, fail: bool) -> Result<String, SagaError> {
+    cx.progress(1.0, Some(2.0), Some("half".into())).await;
+    cx.log(LoggingLevel::Debug, "a detail").await;
+    cx.log(LoggingLevel::Info, json!({"step": 1})).await;
+    if fail {
+        return Err(SagaError::msg("reported, then failed"));
+    }
+    if ask {
+        let target: deploy::Target = elicit("Where to?").await?;
+        cx.progress(2.0, Some(2.0), None).await;
+        return Ok(target.target);
+    }
+    cx.progress(2.0, Some(2.0), None).await;
+    Ok("reported".into())
+}
+
 /// Fails on purpose, with a message of its own.
 #[saga_tool]
 async fn refuse_politely() -> Result<String, SagaError> {
@@ -73,6 +95,7 @@ fn server_within(direct: bool, limits: HttpLimits) -> SagaServer {
         .tool(probe)
         .tool(boom)
         .tool(refuse_politely)
+        .tool(reporter)
         .tool(client_of)
         .direct_calls(direct)
         .build()
@@ -167,22 +190,29 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
         .repeat_header("mcp-name", "probe");
     assert_eq!(served_by(pair.direct.addr, &shouting).await, "direct");
 
+    // A call that asks for notifications is served directly too (its response carries
+    // them: `notifications_answer_the_same`).
     let mut progress = meta();
     progress["progressToken"] = json!("p-1");
     let mut logging = meta();
     logging["io.modelcontextprotocol/logLevel"] = json!("debug");
+    for asks in [&progress, &logging] {
+        let call = raw(json!({"name": "probe", "arguments": {}, "_meta": asks}));
+        assert_eq!(served_by(pair.direct.addr, &call).await, "direct");
+    }
+    // ... unless its client also asked to be streamed through the call's checkpoints,
+    // which rmcp serves as an ordinary call.
+    let mut streamed_progress = progress.clone();
+    streamed_progress["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        json!({"resumableRequests": {}});
     let left_to_rmcp = [
         (
             "an Origin header",
             probe_call().repeat_header("origin", "http://localhost:3000"),
         ),
         (
-            "a progress token",
-            raw(json!({"name": "probe", "arguments": {}, "_meta": progress})),
-        ),
-        (
-            "a log level",
-            raw(json!({"name": "probe", "arguments": {}, "_meta": logging})),
+            "a progress token from a client that asked to be streamed",
+            raw(json!({"name": "probe", "arguments": {}, "_meta": streamed_progress})),
         ),
         (
             "a Base64-wrapped Mcp-Name",
@@ -206,6 +236,141 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
             "{case}: expected rmcp to serve it, got {seen:?}"
         );
     }
+}
+
+/// The events of an SSE body, each a JSON message with its fresh token set aside; a body
+/// that is not a stream is one message.
+fn events(reply: &Reply) -> Vec<Value> {
+    let Value::String(text) = &reply.body else {
+        let mut message = reply.body.clone();
+        if let Some(state) = message.pointer_mut("/result/requestState") {
+            *state = json!("<token>");
+        }
+        return vec![message];
+    };
+    text.split("\n\n")
+        .filter(|event| !event.is_empty())
+        .map(|event| {
+            let data = event
+                .strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("not a data event: {event:?}"));
+            let mut message: Value = serde_json::from_str(data).expect("an event is JSON");
+            if let Some(state) = message.pointer_mut("/result/requestState") {
+                *state = json!("<token>");
+            }
+            message
+        })
+        .collect()
+}
+
+/// A call that asks for progress or log messages is answered as rmcp answers it, both
+/// ways its response can go: a stream of its notifications then its answer, once it sent
+/// one; one JSON message when it sent none (a key present but not readable asks for
+/// nothing). Its answer in a stream may be a result, a request for input or an error.
+#[tokio::test]
+async fn notifications_answer_the_same() {
+    let pair = pair().await;
+    let with = |extra: &[(&str, Value)], ask: bool, fail: bool| {
+        let mut meta = meta();
+        for (key, value) in extra {
+            meta[*key] = value.clone();
+        }
+        raw(json!({"name": "reporter", "arguments": {"ask": ask, "fail": fail}, "_meta": meta}))
+    };
+    let token = ("progressToken", json!("p-1"));
+    let number_token = ("progressToken", json!(7));
+    let info = ("io.modelcontextprotocol/logLevel", json!("info"));
+    let debug = ("io.modelcontextprotocol/logLevel", json!("debug"));
+    let cases = [
+        (
+            "a progress token",
+            with(std::slice::from_ref(&token), false, false),
+            3,
+        ),
+        ("a number as token", with(&[number_token], false, false), 3),
+        (
+            "the info level",
+            with(std::slice::from_ref(&info), false, false),
+            2,
+        ),
+        ("the debug level", with(&[debug], false, false), 3),
+        (
+            "both",
+            with(&[token.clone(), info.clone()], false, false),
+            4,
+        ),
+        (
+            "both, then a question",
+            with(&[token.clone(), info.clone()], true, false),
+            3,
+        ),
+        (
+            "both, then an error",
+            with(&[token.clone(), info], false, true),
+            3,
+        ),
+        (
+            "a token that is not one",
+            with(
+                &[("progressToken", json!({"not": "a token"}))],
+                false,
+                false,
+            ),
+            1,
+        ),
+        (
+            "a level that is not one",
+            with(
+                &[("io.modelcontextprotocol/logLevel", json!("loud"))],
+                false,
+                false,
+            ),
+            1,
+        ),
+    ];
+    for (case, raw, messages) in &cases {
+        let direct = send(pair.direct.addr, raw).await;
+        let rmcp = send(pair.rmcp.addr, raw).await;
+        assert_eq!(direct.status, rmcp.status, "{case}");
+        assert_eq!(direct.content_type, rmcp.content_type, "{case}");
+        let seen = events(&direct);
+        assert_eq!(
+            seen,
+            events(&rmcp),
+            "{case}: the two paths answer differently"
+        );
+        assert_eq!(seen.len(), *messages, "{case}: {seen:#?}");
+        // Notifications first, in the order sent, and the answer last.
+        assert!(
+            seen.last().is_some_and(|answer| answer["id"] == 7),
+            "{case}"
+        );
+        if *messages > 1 {
+            assert_eq!(
+                direct.content_type.as_deref(),
+                Some("text/event-stream"),
+                "{case}"
+            );
+            assert!(
+                seen[..seen.len() - 1].iter().all(|notice| notice["method"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("notifications/"))),
+                "{case}: {seen:#?}"
+            );
+        }
+        // With no token to set aside, byte for byte.
+        if seen
+            .iter()
+            .all(|message| message.pointer("/result/requestState").is_none())
+        {
+            assert_eq!(direct.body, rmcp.body, "{case}");
+        }
+    }
+    // A probe that the streams above were the direct path's.
+    let mut asks = meta();
+    asks["progressToken"] = json!("p-1");
+    let call = raw(json!({"name": "probe", "arguments": {}, "_meta": asks}));
+    assert_eq!(served_by(pair.direct.addr, &call).await, "direct");
 }
 
 /// A tool sees the same client on both paths: the one `_meta` names, or, when it names

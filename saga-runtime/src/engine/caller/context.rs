@@ -6,7 +6,8 @@ use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{
     ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion, RequestId, RequestMetaObject,
+    Notification, ProgressNotificationParam, ProtocolVersion, RequestId, RequestMetaObject,
+    ServerNotification,
 };
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -51,6 +52,9 @@ pub struct SagaContext {
     min_log_level: Option<LoggingLevel>,
     request_id: Option<RequestId>,
     notices: Option<Arc<dyn Notices>>,
+    /// Where this request's progress and log notifications go when saga writes its
+    /// response itself (a stateless call without rmcp's peer; see `outbox`).
+    outbox: Option<super::outbox::Outbox>,
     /// An HTTP request outside any session: whatever version its `_meta` names, it has
     /// no session through which its client could answer requests sent during the call.
     sessionless: bool,
@@ -98,6 +102,7 @@ fn fields_are_send_sync(context: &SagaContext) {
         min_log_level,
         request_id,
         notices,
+        outbox,
         sessionless,
         model,
         state_size,
@@ -118,6 +123,7 @@ fn fields_are_send_sync(context: &SagaContext) {
     send_sync(min_log_level);
     send_sync(request_id);
     send_sync(notices);
+    send_sync(outbox);
     send_sync(sessionless);
     send_sync(model);
     send_sync(state_size);
@@ -368,6 +374,13 @@ impl SagaContext {
         self
     }
 
+    /// Sets where this request's progress and log notifications go when it has no peer
+    /// (see [`super::outbox`]).
+    pub(crate) fn with_outbox(mut self, outbox: super::outbox::Outbox) -> Self {
+        self.outbox = Some(outbox);
+        self
+    }
+
     /// Sets the token that is cancelled when the client cancels this request.
     pub(crate) fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
@@ -414,9 +427,10 @@ impl SagaContext {
     /// The connection to the client, when the request came through one.
     ///
     /// `None` for an MRTR `tools/call` served over HTTP without rmcp's per-request service
-    /// (see `SagaServerBuilder::direct_calls`): such a call asked for neither progress nor
-    /// log messages, and a stateless request has no other use for a connection. Use
-    /// [`SagaContext::log`] and [`SagaContext::progress`], which work on every path.
+    /// (see `SagaServerBuilder::direct_calls`): saga writes that call's response itself,
+    /// its progress and log notifications included, and a stateless request has no other
+    /// use for a connection. Use [`SagaContext::log`] and [`SagaContext::progress`], which
+    /// work on every path.
     pub fn peer(&self) -> Option<&Peer<RoleServer>> {
         self.peer.as_ref()
     }
@@ -453,15 +467,22 @@ impl SagaContext {
     /// until it does); in MCP 2026-07-28, by the request's `_meta` log level. Otherwise
     /// does nothing. `data` is any JSON value, usually a string.
     pub async fn log(&self, level: LoggingLevel, data: impl Into<serde_json::Value>) {
-        let (Some(peer), Some(min)) = (&self.peer, self.min_log_level) else {
+        let Some(min) = self.min_log_level else {
             return;
         };
-        if severity(level) < severity(min) {
+        if severity(level) < severity(min) || (self.peer.is_none() && self.outbox.is_none()) {
             return;
         }
         let param = LoggingMessageNotificationParam::new(level, data.into());
-        if let Err(error) = peer.notify_logging_message(param).await {
-            tracing::debug!(%error, "a log notification could not be sent");
+        if let Some(peer) = &self.peer {
+            if let Err(error) = peer.notify_logging_message(param).await {
+                tracing::debug!(%error, "a log notification could not be sent");
+            }
+        } else if let Some(outbox) = &self.outbox {
+            let notification = Notification::new(param);
+            outbox
+                .send(ServerNotification::LoggingMessageNotification(notification))
+                .await;
         }
     }
 
@@ -481,15 +502,24 @@ impl SagaContext {
             sink.report(text);
             return;
         }
-        let (Some(peer), Some(token)) = (&self.peer, self.declared.0.meta.get_progress_token())
-        else {
+        if self.peer.is_none() && self.outbox.is_none() {
+            return;
+        }
+        let Some(token) = self.declared.0.meta.get_progress_token() else {
             return;
         };
         let mut param = ProgressNotificationParam::new(token, progress);
         param.total = total;
         param.message = message;
-        if let Err(error) = peer.notify_progress(param).await {
-            tracing::debug!(%error, "a progress notification could not be sent");
+        if let Some(peer) = &self.peer {
+            if let Err(error) = peer.notify_progress(param).await {
+                tracing::debug!(%error, "a progress notification could not be sent");
+            }
+        } else if let Some(outbox) = &self.outbox {
+            let notification = Notification::new(param);
+            outbox
+                .send(ServerNotification::ProgressNotification(notification))
+                .await;
         }
     }
 
@@ -567,9 +597,6 @@ fn severity(level: LoggingLevel) -> u8 {
     }
 }
 
-/// Where a call's notifications go when its transport carries them on the call's own
-/// response stream (the HTTP layer's, for a resume policy), rather than the session's.
-/// The engine only puts; the transport that set the hook takes.
 /// Where a task's progress goes: the worker keeps the latest and writes it to the task's
 /// record as its `statusMessage`.
 pub(crate) trait ProgressSink: Send + Sync + std::fmt::Debug {
@@ -585,6 +612,9 @@ impl SagaContext {
     }
 }
 
+/// Where a call's notifications go when its transport carries them on the call's own
+/// response stream (the HTTP layer's, for a resume policy), rather than the session's.
+/// The engine only puts; the transport that set the hook takes.
 pub(crate) trait Notices: Send + Sync + std::fmt::Debug {
     /// Keeps `message` for the stream; a later message replaces one not yet taken.
     fn put(&self, message: serde_json::Value);

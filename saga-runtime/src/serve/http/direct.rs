@@ -24,8 +24,9 @@
 //!    session's);
 //! 5. `Mcp-Method` and `Mcp-Name` (SEP-2243) are single and match the body, and the tool's
 //!    schema names no `Mcp-Param-*` header;
-//! 6. `_meta` asks for neither progress nor log messages, so the call cannot send a
-//!    notification and its response is one JSON message.
+//! 6. a call whose `_meta` asks for progress or log messages is not one the client asked
+//!    to be streamed through its checkpoints (`resumableRequests`): its notifications and
+//!    its answer are written as rmcp writes them ([`super::notified`]).
 //!
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
 //! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
@@ -35,7 +36,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::response::Response;
 use futures::future::{BoxFuture, FutureExt as _};
 use http::request::Parts;
@@ -48,7 +48,8 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::hosts::{Authority, host_admitted};
-use super::refuse::refuse;
+use super::notified::Written;
+use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::{SagaContext, StatelessMeta};
 use crate::serve::json_check::{self, JsonBudget};
@@ -144,6 +145,9 @@ pub(crate) struct DirectCall {
     id: RequestId,
     params: CallToolRequestParams,
     cx: SagaContext,
+    /// Its `_meta` asks for progress or log messages: its response carries them
+    /// ([`super::notified`]).
+    notifies: bool,
 }
 
 /// A stateless `requests/resume` or `requests/getStatus` the direct path serves: read,
@@ -163,6 +167,8 @@ pub(crate) struct Direct {
     tools: SagaTools,
     /// The config's allowed hosts, parsed once; empty allows any host, as in rmcp.
     allowed_hosts: Arc<[Authority]>,
+    /// How often a quiet stream of notifications gets a comment (the config's).
+    keep_alive: Option<std::time::Duration>,
 }
 
 impl Direct {
@@ -176,6 +182,7 @@ impl Direct {
         Some(Self {
             tools,
             allowed_hosts,
+            keep_alive: config.sse_keep_alive,
         })
     }
 
@@ -211,7 +218,10 @@ impl Direct {
     /// is taken apart into, and its caller boxes what it is given. Here the box holds the
     /// parts once (BENCHMARKS.md).
     pub(crate) fn run(&self, call: DirectCall) -> BoxFuture<'_, Response> {
-        let DirectCall { id, params, cx } = call;
+        if call.notifies {
+            return self.run_notifying(call);
+        }
+        let DirectCall { id, params, cx, .. } = call;
         async move {
             let declared_tasks = cx.capabilities().supports_tasks();
             // The call is made and routed into the run's future, never a local of this one:
@@ -236,6 +246,35 @@ impl Direct {
         .boxed()
     }
 
+    /// Runs a call whose `_meta` asks for progress or log messages: its notifications go
+    /// to its response, which [`super::notified`] writes. Its answer is written in the
+    /// call's own future, which the response owns once it streams: that future holds the
+    /// tools, not a borrow of them.
+    fn run_notifying(&self, call: DirectCall) -> BoxFuture<'_, Response> {
+        let DirectCall { id, params, cx, .. } = call;
+        let (outbox, inbox) = Outbox::channel();
+        let cx = cx.with_outbox(outbox);
+        let direct = self.clone();
+        let answer = async move {
+            let declared_tasks = cx.capabilities().supports_tasks();
+            let result = match route::call_of(params, WireCall::default())
+                .and_then(|call| route::routed(&direct.tools, call, &cx, Door::StreamableCall))
+            {
+                Ok(Routed::Run(run)) => run.await,
+                // `read` leaves a call that streams through its checkpoints to rmcp.
+                Ok(Routed::Streamed(..)) => Err(ErrorData::internal_error(
+                    "a call that asks for notifications is not streamed here",
+                    None,
+                )),
+                Err(error) => Err(error),
+            };
+            let (message, server_info) = direct.message(result, id, declared_tasks);
+            written(&message, server_info)
+        }
+        .boxed();
+        super::notified::respond(answer, inbox, self.keep_alive).boxed()
+    }
+
     /// The response to a call's `result`, as rmcp writes it around `call_tool`.
     fn answer(
         &self,
@@ -243,6 +282,18 @@ impl Direct {
         id: RequestId,
         declared_tasks: bool,
     ) -> Response {
+        let (message, server_info) = self.message(result, id, declared_tasks);
+        written(&message, server_info).into_response()
+    }
+
+    /// The message answering a call's `result`, as rmcp makes it around `call_tool`, and
+    /// the `serverInfo` stamp the reply writer writes into it, if any.
+    fn message(
+        &self,
+        result: Result<CallToolResponse, ErrorData>,
+        id: RequestId,
+        declared_tasks: bool,
+    ) -> (ServerJsonRpcMessage, Option<&[u8]>) {
         // The usual result asks for input or completes, and carries no `_meta` of its own:
         // the reply writer writes its stamp. Any other result is stamped here.
         let (result, server_info) = match result {
@@ -279,7 +330,7 @@ impl Direct {
                 ServerJsonRpcMessage::error(error, Some(id))
             }
         };
-        respond_stamped(&message, server_info)
+        (message, server_info)
     }
 
     /// A stateless `requests/resume` or `requests/getStatus` (seed 002 in the 2026-07-28
@@ -417,17 +468,35 @@ impl Direct {
         // capabilities, read once: `missing_required_keys` would read them a second time.
         let capabilities = resumable::capabilities_of(&meta)?;
         if !names_2026_07_28(&meta)
-            // A progress token or a log level is rmcp's to act on; present at all, even
-            // one rmcp would not read, the call is left to it.
-            || (meta.0).0.contains_key(META_PROGRESS_TOKEN)
-            || (meta.0).0.contains_key(META_LOG_LEVEL)
             || params.name != name_header
             || !self.tools.is_direct(&params.name)
         {
             return None;
         }
-        let cx = self.stateless_context(parts, meta, capabilities, &id, caller.take());
-        Some(DirectCall { id, params, cx })
+        // What the tool's `progress` and `log` read, read as they read it: a key present
+        // but not readable asks for nothing, on either path.
+        let progress =
+            (meta.0).0.contains_key(META_PROGRESS_TOKEN) && meta.get_progress_token().is_some();
+        let log_level = if (meta.0).0.contains_key(META_LOG_LEVEL) {
+            meta.log_level()
+        } else {
+            None
+        };
+        let notifies = progress || log_level.is_some();
+        // A client that asked to be streamed through the call's checkpoints and for
+        // notifications too is left to rmcp, which serves it an ordinary call.
+        if notifies && resumable::declared(&capabilities) {
+            return None;
+        }
+        let cx = self
+            .stateless_context(parts, meta, capabilities, &id, caller.take())
+            .with_min_log_level(log_level);
+        Some(DirectCall {
+            id,
+            params,
+            cx,
+            notifies,
+        })
     }
 
     /// What rmcp's request context answers for a stateless request: the capabilities of
@@ -541,12 +610,13 @@ fn is_zero_weight(weight: &str) -> bool {
 
 /// The JSON response rmcp gives a stateless request's one message, with its status.
 fn respond(message: &ServerJsonRpcMessage) -> Response {
-    respond_stamped(message, None)
+    written(message, None).into_response()
 }
 
-/// [`respond`], with the `serverInfo` stamp of an unstamped input-required or complete
-/// result written by the reply writer (see `reply::write`).
-fn respond_stamped(message: &ServerJsonRpcMessage, server_info: Option<&[u8]>) -> Response {
+/// `message` written as rmcp writes a stateless request's one message, with its status,
+/// and the `serverInfo` stamp of an unstamped input-required or complete result written
+/// by the reply writer (see `reply::write`).
+fn written(message: &ServerJsonRpcMessage, server_info: Option<&[u8]>) -> Written {
     let status = match message {
         ServerJsonRpcMessage::Error(error) => match error.error.code {
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
@@ -560,22 +630,10 @@ fn respond_stamped(message: &ServerJsonRpcMessage, server_info: Option<&[u8]>) -
     // Sized for a typical answer up front: growing from serde_json's default of 128
     // bytes copied the body three times.
     let mut body = Vec::with_capacity(1024);
-    match super::reply::write(message, server_info, &mut body) {
-        Ok(()) => {
-            let mut response = Response::new(Body::from(body));
-            *response.status_mut() = status;
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
-            response
-        }
-        Err(error) => refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            -32603,
-            &format!("the response could not be written: {error}"),
-        ),
-    }
+    let body = super::reply::write(message, server_info, &mut body)
+        .map(|()| body)
+        .map_err(|error| error.to_string());
+    Written { status, body }
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ mod hosts;
 #[cfg(feature = "http")]
 mod listener;
 #[cfg(feature = "http")]
+mod notified;
+#[cfg(feature = "http")]
 mod owners;
 #[cfg(feature = "http")]
 mod refuse;
