@@ -191,28 +191,25 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
     assert_eq!(served_by(pair.direct.addr, &shouting).await, "direct");
 
     // A call that asks for notifications is served directly too (its response carries
-    // them: `notifications_answer_the_same`).
+    // them: `notifications_answer_the_same`), and so are headers rmcp would let pass:
+    // an `Origin` under its default config (no allowlist), a name in SEP-2243's Base64
+    // wrapper, an `Mcp-Param-*` header for a tool whose schema names none.
     let mut progress = meta();
     progress["progressToken"] = json!("p-1");
     let mut logging = meta();
     logging["io.modelcontextprotocol/logLevel"] = json!("debug");
-    for asks in [&progress, &logging] {
-        let call = raw(json!({"name": "probe", "arguments": {}, "_meta": asks}));
-        assert_eq!(served_by(pair.direct.addr, &call).await, "direct");
-    }
-    // ... unless its client also asked to be streamed through the call's checkpoints,
-    // which rmcp serves as an ordinary call.
-    let mut streamed_progress = progress.clone();
-    streamed_progress["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
-        json!({"resumableRequests": {}});
-    let left_to_rmcp = [
+    let also_direct = [
+        (
+            "a progress token",
+            raw(json!({"name": "probe", "arguments": {}, "_meta": progress})),
+        ),
+        (
+            "a log level",
+            raw(json!({"name": "probe", "arguments": {}, "_meta": logging})),
+        ),
         (
             "an Origin header",
             probe_call().repeat_header("origin", "http://localhost:3000"),
-        ),
-        (
-            "a progress token from a client that asked to be streamed",
-            raw(json!({"name": "probe", "arguments": {}, "_meta": streamed_progress})),
         ),
         (
             "a Base64-wrapped Mcp-Name",
@@ -223,6 +220,19 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
             probe_call().repeat_header("mcp-param-region", "eu"),
         ),
     ];
+    for (case, call) in &also_direct {
+        assert_eq!(served_by(pair.direct.addr, call).await, "direct", "{case}");
+        assert_eq!(served_by(pair.rmcp.addr, call).await, "rmcp", "{case}");
+    }
+    // A call whose client also asked to be streamed through its checkpoints is rmcp's,
+    // which serves it as an ordinary call.
+    let mut streamed_progress = progress.clone();
+    streamed_progress["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        json!({"resumableRequests": {}});
+    let left_to_rmcp = [(
+        "a progress token from a client that asked to be streamed",
+        raw(json!({"name": "probe", "arguments": {}, "_meta": streamed_progress})),
+    )];
     for (case, raw) in left_to_rmcp {
         let seen = send(pair.direct.addr, &raw).await;
         // rmcp may answer as JSON or as an SSE stream (with notifications); either way
@@ -587,6 +597,30 @@ async fn transport_refusals_are_rmcps_on_both() {
         (
             "a Base64 Mcp-Name that does not",
             valid.clone().header("mcp-name", "=?base64?cHJvYmU=?="),
+        ),
+        (
+            "a Base64 wrapper that does not decode",
+            valid
+                .clone()
+                .header("mcp-name", "=?base64?Y29tcGxleF90b29s?"),
+        ),
+        (
+            "a Base64 wrapper without its padding",
+            valid
+                .clone()
+                .header("mcp-name", "=?base64?Y29tcGxleF90b29s=?="),
+        ),
+        (
+            "a Base64 wrapper of bytes that are not text",
+            valid.clone().header("mcp-name", "=?base64?/w==?="),
+        ),
+        (
+            "an Origin and an Mcp-Param header, with a wrapped name",
+            valid
+                .clone()
+                .header("mcp-name", "=?base64?Y29tcGxleF90b29s?=")
+                .repeat_header("origin", "https://app.example")
+                .repeat_header("mcp-param-region", "eu"),
         ),
         (
             "Accept without SSE",

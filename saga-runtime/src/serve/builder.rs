@@ -651,13 +651,17 @@ impl Builder<SagaServer> {
     /// as it is runs without rmcp's per-request service (default: `true`).
     ///
     /// rmcp still answers every other request and every refusal: a call is served
-    /// directly only after the checks rmcp makes (allowed `Host`, `Accept`, the JSON-RPC
-    /// message, `MCP-Protocol-Version` and `_meta`, `Mcp-Method` / `Mcp-Name`) are seen
-    /// to pass, and when it asks for neither progress nor log messages. The answers are
-    /// the same either way; the direct path costs less CPU per call (BENCHMARKS.md).
-    /// On it, [`SagaContext::peer`](crate::engine::SagaContext::peer) is `None`: a stateless call
-    /// that asked for no notifications has nothing to send through one. Turn it off to
-    /// serve every request through rmcp, for example to compare the two.
+    /// directly only after the checks rmcp makes (allowed `Host` and `Origin`, `Accept`,
+    /// the JSON-RPC message, `MCP-Protocol-Version` and `_meta`, `Mcp-Method` /
+    /// `Mcp-Name`) are seen to pass. A call that asks for progress or log messages gets
+    /// them as rmcp would send them: one JSON answer if it sent none, otherwise an SSE
+    /// stream of its notifications, then its answer. The answers are the same either way;
+    /// the direct path costs less CPU per call (BENCHMARKS.md). On it,
+    /// [`SagaContext::peer`](crate::engine::SagaContext::peer) is `None`: use
+    /// [`SagaContext::log`](crate::engine::SagaContext::log) and
+    /// [`SagaContext::progress`](crate::engine::SagaContext::progress), which work on every
+    /// path. Turn it off to serve every request through rmcp, for example to compare the
+    /// two.
     pub fn direct_calls(mut self, enabled: bool) -> Self {
         self.server.direct_calls = enabled;
         self

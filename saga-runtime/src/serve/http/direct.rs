@@ -9,12 +9,13 @@
 //! How it stays one validation path: this path never refuses anything. It serves a request
 //! only after finding that every check rmcp's transport makes would pass, and hands any
 //! other request to rmcp unchanged, which answers it as it answers any request. "Would
-//! pass" is read narrowly: a header this module does not need to understand (an `Origin`,
-//! an `Mcp-Param-*`, a Base64-wrapped `Mcp-Name`, a quoted `Accept` parameter) sends the
-//! request to rmcp rather than being interpreted here. What is checked, in rmcp's order:
+//! pass" is read narrowly: a header this module would have to judge as rmcp judges it (an
+//! `Origin` under an allowlist, a quoted `Accept` parameter) sends the request to rmcp
+//! rather than being interpreted here. What is checked, in rmcp's order:
 //!
-//! 1. the path is the MCP endpoint's, the `Host` is one of the config's allowed hosts (rmcp's DNS-rebinding check), and
-//!    no `Origin` header is present;
+//! 1. the path is the MCP endpoint's, the `Host` is one of the config's allowed hosts
+//!    (rmcp's DNS-rebinding check), and no `Origin` header is present unless the config
+//!    ignores it (no allowlist, and no order to check without one: rmcp's default);
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
 //! 3. the body is a JSON-RPC `tools/call` request, read with rmcp's own types for each
@@ -22,8 +23,10 @@
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
-//! 5. `Mcp-Method` and `Mcp-Name` (SEP-2243) are single and match the body, and the tool's
-//!    schema names no `Mcp-Param-*` header;
+//! 5. `Mcp-Method` and `Mcp-Name` (SEP-2243) are single and match the body (a name in
+//!    SEP-2243's Base64 wrapper decoded as rmcp decodes it), and the tool's schema names no
+//!    `Mcp-Param-*` header: rmcp reads such headers only for a tool whose schema names
+//!    them, so for any other tool they are ignored here as there;
 //! 6. a call whose `_meta` asks for progress or log messages is not one the client asked
 //!    to be streamed through its checkpoints (`resumableRequests`): its notifications and
 //!    its answer are written as rmcp writes them ([`super::notified`]).
@@ -63,9 +66,9 @@ use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
-const PARAM_HEADER_PREFIX: &str = "mcp-param-";
-/// SEP-2243's wrapper of a header value that is not plain ASCII.
+/// SEP-2243's wrapper of a header value that is not plain ASCII: `=?base64?…?=`.
 const BASE64_PREFIX: &str = "=?base64?";
+const BASE64_SUFFIX: &str = "?=";
 const TOOLS_CALL: &str = "tools/call";
 
 /// A JSON-RPC `tools/call` request, read with rmcp's own types for every field.
@@ -169,6 +172,8 @@ pub(crate) struct Direct {
     allowed_hosts: Arc<[Authority]>,
     /// How often a quiet stream of notifications gets a comment (the config's).
     keep_alive: Option<std::time::Duration>,
+    /// rmcp's config ignores `Origin` (see [`super::hosts::ignores_origin`]).
+    ignores_origin: bool,
 }
 
 impl Direct {
@@ -183,6 +188,7 @@ impl Direct {
             tools,
             allowed_hosts,
             keep_alive: config.sse_keep_alive,
+            ignores_origin: super::hosts::ignores_origin(config),
         })
     }
 
@@ -418,16 +424,18 @@ impl Direct {
     }
 
     /// The checks every request this path serves passes first: the MCP endpoint's path, no
-    /// `Origin`, an allowed `Host`, an `Accept` of both JSON and SSE, no `Mcp-Param-*`.
+    /// `Origin` rmcp would judge, an allowed `Host`, an `Accept` of both JSON and SSE.
     fn transport_admits(&self, parts: &Parts) -> bool {
         let headers = &parts.headers;
         parts.uri.path() == super::MCP_PATH
-            && !headers.contains_key(header::ORIGIN)
+            && self.origin_passes(headers)
             && host_admitted(&self.allowed_hosts, parts)
             && accepts_json_and_sse(headers)
-            && !headers
-                .keys()
-                .any(|name| name.as_str().starts_with(PARAM_HEADER_PREFIX))
+    }
+
+    /// No `Origin`, or one rmcp's config ignores.
+    fn origin_passes(&self, headers: &HeaderMap) -> bool {
+        self.ignores_origin || !headers.contains_key(header::ORIGIN)
     }
 
     /// The request's id, params and context, when every check of the module docs passes.
@@ -441,21 +449,15 @@ impl Direct {
         // The guard also answers below the MCP path (`/mcp/…`), which rmcp's transport
         // serves as it serves any path: only the MCP path itself is served here.
         if parts.uri.path() != super::MCP_PATH
-            || headers.contains_key(header::ORIGIN)
+            || !self.origin_passes(headers)
             || !host_admitted(&self.allowed_hosts, parts)
             || !accepts_json_and_sse(headers)
             || sole(headers, PROTOCOL_VERSION_HEADER)? != ProtocolVersion::V_2026_07_28.as_str()
             || sole(headers, METHOD_HEADER)? != TOOLS_CALL
-            || headers
-                .keys()
-                .any(|name| name.as_str().starts_with(PARAM_HEADER_PREFIX))
         {
             return None;
         }
-        let name_header = sole(headers, NAME_HEADER)?;
-        if name_header.starts_with(BASE64_PREFIX) {
-            return None;
-        }
+        let name_header = tool_name(sole(headers, NAME_HEADER)?)?;
         let CallMessage {
             id: CallId(id),
             mut params,
@@ -468,7 +470,7 @@ impl Direct {
         // capabilities, read once: `missing_required_keys` would read them a second time.
         let capabilities = resumable::capabilities_of(&meta)?;
         if !names_2026_07_28(&meta)
-            || params.name != name_header
+            || *params.name != *name_header
             || !self.tools.is_direct(&params.name)
         {
             return None;
@@ -554,6 +556,23 @@ fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
         .get(META_PROTOCOL_VERSION)
         .and_then(serde_json::Value::as_str)
         == Some(ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The tool name an `Mcp-Name` value says, read as rmcp reads it: in SEP-2243's wrapper,
+/// standard Base64 of UTF-8 text; otherwise the value itself. `None` for a wrapper that
+/// does not decode, which rmcp refuses (and so answers).
+fn tool_name(value: &str) -> Option<std::borrow::Cow<'_, str>> {
+    use base64::Engine as _;
+    match value
+        .strip_prefix(BASE64_PREFIX)
+        .and_then(|inner| inner.strip_suffix(BASE64_SUFFIX))
+    {
+        Some(inner) => {
+            let bytes = base64::prelude::BASE64_STANDARD.decode(inner).ok()?;
+            String::from_utf8(bytes).ok().map(std::borrow::Cow::Owned)
+        }
+        None => Some(std::borrow::Cow::Borrowed(value)),
+    }
 }
 
 /// The only value of the header `name`, as text; `None` when it is absent, repeated or
@@ -793,6 +812,26 @@ mod tests {
         assert!(host_admitted(&local, &parts(Some("LOCALHOST:1"))));
         assert!(!host_admitted(&local, &parts(Some("example.com"))));
         assert!(!host_admitted(&local, &parts(Some("a b"))));
+    }
+
+    /// `Mcp-Name` in SEP-2243's wrapper reads as rmcp reads it; a wrapper that does not
+    /// decode is no name (rmcp refuses it).
+    #[test]
+    fn a_wrapped_name_is_decoded_as_rmcp_decodes_it() {
+        assert_eq!(tool_name("probe").as_deref(), Some("probe"));
+        assert_eq!(tool_name("=?base64?cHJvYmU=?=").as_deref(), Some("probe"));
+        assert_eq!(
+            tool_name("=?base64?w6lsYW4=?=").as_deref(),
+            Some("\u{e9}lan")
+        );
+        // Not the wrapper: taken as it is.
+        assert_eq!(
+            tool_name("=?base64?cHJvYmU=").as_deref(),
+            Some("=?base64?cHJvYmU=")
+        );
+        for broken in ["=?base64?cHJvYmU?=", "=?base64?!!!?=", "=?base64?/w==?="] {
+            assert_eq!(tool_name(broken), None, "{broken}");
+        }
     }
 
     #[test]

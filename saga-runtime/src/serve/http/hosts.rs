@@ -21,6 +21,16 @@ pub(super) fn allowed(config: &StreamableHttpServerConfig) -> Option<Arc<[Author
     (!allowed.is_empty() || config.allowed_hosts.is_empty()).then_some(allowed)
 }
 
+/// Whether rmcp's transport under `config` ignores a request's `Origin`: it checks one
+/// only against an allowlist, or when told to check with none
+/// (`enforce_origin_validation`). That flag is private to rmcp; its `Debug` names it, and
+/// a config whose `Debug` does not say it is off counts as checking (the request is then
+/// rmcp's to answer). A test keeps the reading true of this rmcp.
+pub(super) fn ignores_origin(config: &StreamableHttpServerConfig) -> bool {
+    config.allowed_origins.is_empty()
+        && format!("{config:?}").contains("validate_empty_origin_allowlist: false")
+}
+
 /// A host and port, normalized as rmcp normalizes them (brackets off, lower case).
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Authority {
@@ -117,6 +127,23 @@ pub(super) fn host_admitted(allowed: &[Authority], parts: &Parts) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rmcp ignores `Origin` under its default config only: an allowlist, or the order
+    /// to check with none, makes it check.
+    #[test]
+    fn origin_is_ignored_only_where_rmcp_ignores_it() {
+        let config = StreamableHttpServerConfig::default();
+        assert!(ignores_origin(&config));
+        assert!(ignores_origin(&crate::serve::default_http_config()));
+        let listed = config
+            .clone()
+            .with_allowed_origins(["https://app.example.com:443"]);
+        assert!(!ignores_origin(&listed));
+        assert!(!ignores_origin(&config.clone().enforce_origin_validation()));
+        assert!(ignores_origin(
+            &config.enforce_origin_validation().disable_allowed_origins()
+        ));
+    }
 
     #[test]
     fn allowed_hosts_are_read_as_rmcp_reads_them() {
