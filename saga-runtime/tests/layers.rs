@@ -165,6 +165,7 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
             "tries",
             "forwarded",
             "error",
+            "sse",
         ],
     ),
     ("the wire formats' translations", &["wire"]),

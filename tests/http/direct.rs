@@ -76,6 +76,19 @@ async fn reporter(cx: &SagaContext, ask: bool, fail: bool) -> Result<String, Sag
     Ok("reported".into())
 }
 
+/// Reports progress around two checkpoints, and logs once.
+#[allow(deprecated)] // logging is deprecated in 2026-07-28 (SEP-2577), still served
+#[saga_tool]
+async fn stepper(cx: &SagaContext) -> Result<String, SagaError> {
+    cx.progress(1.0, Some(3.0), None).await;
+    checkpoint().await;
+    cx.log(LoggingLevel::Info, "between").await;
+    cx.progress(2.0, Some(3.0), None).await;
+    checkpoint().await;
+    cx.progress(3.0, Some(3.0), None).await;
+    Ok("stepped".into())
+}
+
 /// Fails on purpose, with a message of its own.
 #[saga_tool]
 async fn refuse_politely() -> Result<String, SagaError> {
@@ -96,6 +109,7 @@ fn server_within(direct: bool, limits: HttpLimits) -> SagaServer {
         .tool(boom)
         .tool(refuse_politely)
         .tool(reporter)
+        .tool(stepper)
         .tool(client_of)
         .direct_calls(direct)
         .build()
@@ -224,14 +238,13 @@ async fn valid_calls_take_the_direct_path_and_others_are_left_to_rmcp() {
         assert_eq!(served_by(pair.direct.addr, call).await, "direct", "{case}");
         assert_eq!(served_by(pair.rmcp.addr, call).await, "rmcp", "{case}");
     }
-    // A call whose client also asked to be streamed through its checkpoints is rmcp's,
-    // which serves it as an ordinary call.
-    let mut streamed_progress = progress.clone();
-    streamed_progress["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
-        json!({"resumableRequests": {}});
+    // What is left to rmcp: a header this path would have to judge as rmcp does.
     let left_to_rmcp = [(
-        "a progress token from a client that asked to be streamed",
-        raw(json!({"name": "probe", "arguments": {}, "_meta": streamed_progress})),
+        "an Accept with a quoted parameter",
+        probe_call().header(
+            "accept",
+            r#"application/json;profile="a,b", text/event-stream"#,
+        ),
     )];
     for (case, raw) in left_to_rmcp {
         let seen = send(pair.direct.addr, &raw).await;
@@ -381,6 +394,56 @@ async fn notifications_answer_the_same() {
     asks["progressToken"] = json!("p-1");
     let call = raw(json!({"name": "probe", "arguments": {}, "_meta": asks}));
     assert_eq!(served_by(pair.direct.addr, &call).await, "direct");
+}
+
+/// A client that asked to be streamed through a call's checkpoints (seed 002) and for
+/// progress and log messages gets them all in that one stream, in the order the call sent
+/// them: a notification, a resume policy at each checkpoint, then the result.
+#[tokio::test]
+async fn a_streamed_call_carries_its_notifications_in_order() {
+    let pair = pair().await;
+    let mut asks = meta();
+    asks["progressToken"] = json!("p-9");
+    asks["io.modelcontextprotocol/logLevel"] = json!("info");
+    asks["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        json!({"resumableRequests": {}});
+    let call = raw(json!({"name": "stepper", "arguments": {}, "_meta": asks}));
+    let seen = send(pair.direct.addr, &call).await;
+    assert_eq!(seen.content_type.as_deref(), Some("text/event-stream"));
+    let Value::String(text) = &seen.body else {
+        panic!("a stream: {seen:?}");
+    };
+    let methods: Vec<String> = text
+        .split("\n\n")
+        .filter(|event| !event.is_empty())
+        .map(|event| {
+            let data = event
+                .strip_prefix("event: message\ndata: ")
+                .unwrap_or_else(|| panic!("a seed 002 event: {event:?}"));
+            let message: Value = serde_json::from_str(data).expect("JSON");
+            match message["method"].as_str() {
+                Some("notifications/progress") => {
+                    assert_eq!(message["params"]["progressToken"], "p-9", "{message}");
+                    format!("progress {}", message["params"]["progress"])
+                }
+                Some(method) => method.to_owned(),
+                None => format!("result {}", message["result"]["content"][0]["text"]),
+            }
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "progress 1.0",
+            "notifications/requests/resumePolicy",
+            "notifications/message",
+            "progress 2.0",
+            "notifications/requests/resumePolicy",
+            "progress 3.0",
+            r#"result "stepped""#,
+        ],
+        "{text}"
+    );
 }
 
 /// A tool sees the same client on both paths: the one `_meta` names, or, when it names

@@ -13,7 +13,7 @@
 //! | a request's head | `head.rs` | what a transport put beside a request, read into its context |
 //! | authorization | `auth/` | the bearer-token layer in front of the guard (feature `oauth`) |
 //! | the wire formats | `wire/` | translations of the seed formats into MRTR and back |
-//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs`, `forwarded.rs`, `error.rs` | who calls, what is in flight, the bounds, why serving stopped |
+//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs`, `forwarded.rs`, `error.rs`, `sse.rs` | who calls, what is in flight, the bounds, why serving stopped, a call's events written |
 
 #[cfg(feature = "oauth")]
 pub mod auth;
@@ -33,6 +33,8 @@ pub(crate) mod route;
 mod server;
 mod session;
 mod shutdown;
+#[cfg(feature = "http")]
+mod sse;
 mod stateless;
 mod stdio;
 #[cfg(feature = "http")]

@@ -16,25 +16,22 @@
 //!
 //! Dropping the response (the client went away) drops the run: the work goes on only when
 //! the client resumes it.
+//!
+//! The tool's own progress and log messages, when the request's `_meta` asks for them, ride
+//! the same stream, in the order sent among the resume policies ([`super::sse`]).
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use axum::body::{Body, Bytes};
 use axum::response::Response;
-use http::{HeaderValue, StatusCode, header};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, InputRequiredResult, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolResponse, CustomNotification, InputRequiredResult, RequestId, ServerJsonRpcMessage,
+    ServerNotification, ServerResult,
 };
-use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::in_flight::Marked;
+use super::sse::{Events, Framing};
 use super::tools::SagaTools;
 use super::wire::resumable;
+use crate::engine::caller::outbox::Outbox;
 use crate::engine::runner::drive::{Inputs, Next, Pass, Policy, TransitionFuture, drive};
 use crate::engine::runner::family::{Saga, point_key};
 use crate::engine::runner::per_call::OnRetry;
@@ -63,11 +60,12 @@ pub(crate) fn respond(
         ),
         None => None,
     };
-    let (sender, receiver) = mpsc::unbounded_channel::<Bytes>();
+    let (outbox, inbox) = Outbox::channel();
+    let cx = cx.with_outbox(outbox.clone());
     let run = async move {
         let _marked = marked;
         let outcome =
-            super::route::bounded(&tools, &cx, stream(&tools, &saga, call, &cx, &sender)).await;
+            super::route::bounded(&tools, &cx, stream(&tools, &saga, call, &cx, &outbox)).await;
         let message = match outcome {
             Ok(response) => {
                 let mut result = ServerResult::from(tools.stamped(response));
@@ -77,25 +75,25 @@ pub(crate) fn respond(
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         };
         match serde_json::to_value(&message) {
-            Ok(message) => {
-                let _ = sender.send(event(&message));
+            Ok(message) => message.to_string().into_bytes(),
+            Err(error) => {
+                tracing::error!(%error, "a streamed result could not be written");
+                let error = ErrorData::internal_error("the result could not be written", None);
+                serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error})
+                    .to_string()
+                    .into_bytes()
             }
-            Err(error) => tracing::error!(%error, "a streamed result could not be written"),
         }
     };
-    let stream = Streamed {
-        run: Some(Box::pin(run)),
-        receiver,
-    };
-    let mut response = Response::new(Body::from_stream(stream));
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+    Ok(Events {
+        first: None,
+        answer: Some(Box::pin(run)),
+        answered: None,
+        inbox,
+        keep_alive: None,
+        framing: Framing::Message,
+    }
+    .into_response())
 }
 
 /// Runs `call` from checkpoint to checkpoint, sending a resume policy at each, until it
@@ -105,7 +103,7 @@ async fn stream(
     saga: &Saga,
     mut call: Call,
     cx: &SagaContext,
-    out: &mpsc::UnboundedSender<Bytes>,
+    out: &Outbox,
 ) -> Result<CallToolResponse, ErrorData> {
     // States passed from checkpoint to checkpoint in this run stay in this process, under
     // the session key; what leaves it (a resume token, an `input_required` state) is
@@ -132,7 +130,9 @@ struct Stream<'a> {
     tools: &'a SagaTools,
     saga: &'a Saga,
     codec: &'a StateCodec,
-    out: &'a mpsc::UnboundedSender<Bytes>,
+    /// The stream's queue, which the tool's own notifications share, so that all keep
+    /// the order they were sent in.
+    out: &'a Outbox,
     /// The tokens this call hands out stay its own while it runs.
     handed_out: Marked,
 }
@@ -182,10 +182,11 @@ impl Policy for Stream<'_> {
         .await
         {
             self.tools.in_flight().add(&mut self.handed_out, &announced);
-            if self
+            let policy = CustomNotification::new(resumable::RESUME_POLICY, Some(params));
+            if !self
                 .out
-                .send(event(&resumable::policy_message(params)))
-                .is_err()
+                .send(ServerNotification::CustomNotification(policy))
+                .await
             {
                 return Err(went_away());
             }
@@ -229,29 +230,4 @@ impl Policy for Stream<'_> {
 
 fn went_away() -> ErrorData {
     ErrorData::internal_error("the client went away", None)
-}
-
-/// One SSE event carrying `message`.
-fn event(message: &Value) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {message}\n\n"))
-}
-
-/// The response body: the run, polled as the body is read, and what it has sent so far.
-struct Streamed {
-    run: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
-    receiver: mpsc::UnboundedReceiver<Bytes>,
-}
-
-impl futures::Stream for Streamed {
-    type Item = Result<Bytes, Infallible>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(run) = self.run.as_mut()
-            && run.as_mut().poll(cx).is_ready()
-        {
-            // Its sender is dropped with it: the receiver ends once drained.
-            self.run = None;
-        }
-        self.receiver.poll_recv(cx).map(|event| event.map(Ok))
-    }
 }

@@ -32,13 +32,20 @@ impl Outbox {
         (Self(sender), receiver)
     }
 
-    /// Queues `notification` for the client, waiting while the queue is full. Once the
-    /// response is gone (the client left, or the call's answer was written), it is
-    /// dropped: no one could read it.
-    pub(crate) async fn send(&self, notification: ServerNotification) {
-        if self.0.send(notification).await.is_err() {
+    /// Queues `notification` for the client, waiting while the queue is full; `false`
+    /// once the response is gone (the client left, or the call's answer was written):
+    /// it is dropped, as no one could read it.
+    pub(crate) async fn send(&self, notification: ServerNotification) -> bool {
+        let sent = self.0.send(notification).await.is_ok();
+        if !sent {
             tracing::debug!("a notification was dropped: its response has ended");
         }
+        sent
+    }
+
+    /// Whether the response is gone: nothing sent from now on reaches the client.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.0.is_closed()
     }
 }
 
@@ -69,10 +76,14 @@ mod tests {
         for _ in 0..WAITING {
             outbox.send(note("fill")).await;
         }
+        assert!(!outbox.is_closed());
         drop(inbox);
+        assert!(outbox.is_closed());
         // Full and unread: without the reader this returns rather than waiting.
-        tokio::time::timeout(std::time::Duration::from_secs(5), outbox.send(note("late")))
-            .await
-            .expect("a send without a reader returns");
+        let sent =
+            tokio::time::timeout(std::time::Duration::from_secs(5), outbox.send(note("late")))
+                .await
+                .expect("a send without a reader returns");
+        assert!(!sent);
     }
 }

@@ -27,9 +27,10 @@
 //!    SEP-2243's Base64 wrapper decoded as rmcp decodes it), and the tool's schema names no
 //!    `Mcp-Param-*` header: rmcp reads such headers only for a tool whose schema names
 //!    them, so for any other tool they are ignored here as there;
-//! 6. a call whose `_meta` asks for progress or log messages is not one the client asked
-//!    to be streamed through its checkpoints (`resumableRequests`): its notifications and
-//!    its answer are written as rmcp writes them ([`super::notified`]).
+//! 6. nothing: a call whose `_meta` asks for progress or log messages gets them, written
+//!    as rmcp writes them ([`super::notified`]), or, for a client that asked to be streamed
+//!    through the call's checkpoints (`resumableRequests`), in that stream
+//!    (`serve::streamed`).
 //!
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
 //! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
@@ -148,8 +149,9 @@ pub(crate) struct DirectCall {
     id: RequestId,
     params: CallToolRequestParams,
     cx: SagaContext,
-    /// Its `_meta` asks for progress or log messages: its response carries them
-    /// ([`super::notified`]).
+    /// Its `_meta` asks for progress or log messages, and its client did not ask for the
+    /// call to be streamed (a stream carries them too): its response is written by
+    /// [`super::notified`].
     notifies: bool,
 }
 
@@ -267,7 +269,7 @@ impl Direct {
                 .and_then(|call| route::routed(&direct.tools, call, &cx, Door::StreamableCall))
             {
                 Ok(Routed::Run(run)) => run.await,
-                // `read` leaves a call that streams through its checkpoints to rmcp.
+                // `read` sends a call that may stream through its checkpoints the other way.
                 Ok(Routed::Streamed(..)) => Err(ErrorData::internal_error(
                     "a call that asks for notifications is not streamed here",
                     None,
@@ -365,7 +367,10 @@ impl Direct {
         if !names_2026_07_28(&meta) {
             return None;
         }
-        let cx = self.stateless_context(parts, meta, capabilities, &message.id, None);
+        let log_level = meta.log_level();
+        let cx = self
+            .stateless_context(parts, meta, capabilities, &message.id, None)
+            .with_min_log_level(log_level);
         Some(Resumption {
             id: message.id,
             cx,
@@ -484,12 +489,9 @@ impl Direct {
         } else {
             None
         };
-        let notifies = progress || log_level.is_some();
-        // A client that asked to be streamed through the call's checkpoints and for
-        // notifications too is left to rmcp, which serves it an ordinary call.
-        if notifies && resumable::declared(&capabilities) {
-            return None;
-        }
+        // A call streamed through its checkpoints (its client declared
+        // `resumableRequests`) carries its notifications in that stream (`streamed`).
+        let notifies = (progress || log_level.is_some()) && !resumable::declared(&capabilities);
         let cx = self
             .stateless_context(parts, meta, capabilities, &id, caller.take())
             .with_min_log_level(log_level);

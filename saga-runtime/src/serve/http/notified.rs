@@ -17,19 +17,17 @@
 //! a plain call. A notification sent after the answer is written is dropped: the
 //! response has ended.
 
-use std::convert::Infallible;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::response::Response;
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use http::{HeaderValue, StatusCode, header};
-use rmcp::model::{ServerJsonRpcMessage, ServerNotification};
 
 use super::refuse::refuse;
 use crate::engine::caller::outbox::Inbox;
+use crate::serve::sse::{Events, Framing};
 
 /// A JSON-RPC message written as JSON, with the HTTP status rmcp gives it as a response
 /// of its own; `Err` when it could not be written.
@@ -62,22 +60,21 @@ impl Written {
         }
     }
 
-    /// The message as the last event of a stream (whose status is already sent).
-    fn into_event(self) -> Bytes {
-        match self.body {
-            Ok(body) => event(&body),
-            Err(error) => {
-                let refusal = serde_json::json!({
-                    "jsonrpc": "2.0",
-                    "id": null,
-                    "error": {
-                        "code": INTERNAL_ERROR,
-                        "message": format!("the response could not be written: {error}"),
-                    },
-                });
-                event(refusal.to_string().as_bytes())
-            }
-        }
+    /// The message as the last event of a stream (whose status is already sent): its
+    /// JSON, or the error that it could not be written.
+    fn into_json(self) -> Vec<u8> {
+        self.body.unwrap_or_else(|error| {
+            serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {
+                    "code": INTERNAL_ERROR,
+                    "message": format!("the response could not be written: {error}"),
+                },
+            })
+            .to_string()
+            .into_bytes()
+        })
     }
 }
 
@@ -102,119 +99,28 @@ pub(super) async fn respond(
             Err(_) => return written.into_response(),
         },
     };
-    let stream = Notified {
-        first: Some(notification_event(first)),
+    Events {
+        first: Framing::Data.notification(first),
         // The call still runs unless it answered in the poll that sent the first notice.
-        answer: answered.is_none().then_some(answer),
-        answered: answered.map(Written::into_event),
+        answer: answered
+            .is_none()
+            .then(|| answer.map(Written::into_json).boxed()),
+        answered: answered.map(Written::into_json),
         inbox,
-        keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
-        done: false,
-    };
-    let mut response = Response::new(Body::from_stream(stream));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
-}
-
-/// The stream's body: the call, polled as the body is read, and what it sent.
-struct Notified {
-    /// The first notification, which opened the stream.
-    first: Option<Bytes>,
-    /// The call, until it answers.
-    answer: Option<BoxFuture<'static, Written>>,
-    /// The answer, written after every notification the call sent before it.
-    answered: Option<Bytes>,
-    inbox: Inbox,
-    /// How often a quiet stream gets a comment, and when the next one is due.
-    keep_alive: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
-    /// The answer is written: nothing follows it.
-    done: bool,
-}
-
-impl futures::Stream for Notified {
-    type Item = Result<Bytes, Infallible>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        if let Some(first) = this.first.take() {
-            return Poll::Ready(Some(Ok(first)));
-        }
-        if this.done {
-            return Poll::Ready(None);
-        }
-        if let Some(answer) = this.answer.as_mut()
-            && let Poll::Ready(written) = answer.as_mut().poll(cx)
-        {
-            this.answer = None;
-            this.answered = Some(written.into_event());
-        }
-        if let Poll::Ready(Some(notice)) = this.inbox.poll_recv(cx) {
-            this.rearm();
-            return Poll::Ready(Some(Ok(notification_event(notice))));
-        }
-        // Every notification sent before the answer has been read (a sender outside the
-        // call, such as a round that goes on in a task of its own, cannot hold it back).
-        if let Some(answered) = this.answered.take() {
-            this.done = true;
-            return Poll::Ready(Some(Ok(answered)));
-        }
-        if let Some((_, due)) = this.keep_alive.as_mut()
-            && due.as_mut().poll(cx).is_ready()
-        {
-            this.rearm();
-            return Poll::Ready(Some(Ok(Bytes::from_static(KEEP_ALIVE))));
-        }
-        Poll::Pending
+        keep_alive,
+        framing: Framing::Data,
     }
-}
-
-impl Notified {
-    /// The next keep-alive comment is due a whole interval from now.
-    fn rearm(&mut self) {
-        if let Some((every, due)) = self.keep_alive.as_mut() {
-            due.as_mut().reset(tokio::time::Instant::now() + *every);
-        }
-    }
-}
-
-/// The comment that keeps a quiet stream open, as rmcp's streams write it.
-const KEEP_ALIVE: &[u8] = b":\n\n";
-
-/// One SSE event carrying the JSON `message`, as rmcp's streams write it.
-fn event(message: &[u8]) -> Bytes {
-    let mut event = Vec::with_capacity(message.len() + 8);
-    event.extend_from_slice(b"data: ");
-    event.extend_from_slice(message);
-    event.extend_from_slice(b"\n\n");
-    Bytes::from(event)
-}
-
-/// The event of a notification: the JSON-RPC message rmcp's peer would have sent.
-fn notification_event(notification: ServerNotification) -> Bytes {
-    let message = ServerJsonRpcMessage::notification(notification);
-    match serde_json::to_vec(&message) {
-        Ok(json) => event(&json),
-        // A notification is plain data that always writes; were one not to, it is lost
-        // and the stream goes on.
-        Err(error) => {
-            tracing::warn!(%error, "a notification could not be written");
-            Bytes::new()
-        }
-    }
+    .into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::caller::outbox::Outbox;
-    use futures::{FutureExt as _, StreamExt as _};
-    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, Notification};
+    use futures::StreamExt as _;
+    use rmcp::model::{
+        LoggingLevel, LoggingMessageNotificationParam, Notification, ServerNotification,
+    };
 
     fn note(text: &str) -> ServerNotification {
         ServerNotification::LoggingMessageNotification(Notification::new(

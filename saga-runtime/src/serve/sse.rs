@@ -1,0 +1,203 @@
+//! A call's response as a stream of server-sent events: its notifications in the order it
+//! sent them, then its answer. The call is polled as the body is read, so a client that
+//! leaves drops it.
+//!
+//! One writer for the two responses saga streams itself: a stateless call that asks for
+//! progress or log messages (`http::notified`, framed as rmcp frames its events) and a
+//! call streamed through its checkpoints (`streamed`, seed 002, each event named
+//! `message`).
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use futures::future::BoxFuture;
+use http::{HeaderValue, header};
+use rmcp::model::{ServerJsonRpcMessage, ServerNotification};
+
+use crate::engine::caller::outbox::Inbox;
+
+/// How each event is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// `data: <message>`, as rmcp's transport writes its events.
+    Data,
+    /// `event: message` then `data: <message>`, as seed 002's streams are written.
+    Message,
+}
+
+impl Framing {
+    /// One event carrying the JSON `message`.
+    pub(crate) fn event(self, message: &[u8]) -> Bytes {
+        let name: &[u8] = match self {
+            Self::Data => b"",
+            Self::Message => b"event: message\n",
+        };
+        let mut event = Vec::with_capacity(name.len() + message.len() + 8);
+        event.extend_from_slice(name);
+        event.extend_from_slice(b"data: ");
+        event.extend_from_slice(message);
+        event.extend_from_slice(b"\n\n");
+        Bytes::from(event)
+    }
+
+    /// The event of a notification: the JSON-RPC message a peer would have sent.
+    pub(crate) fn notification(self, notification: ServerNotification) -> Option<Bytes> {
+        let message = ServerJsonRpcMessage::notification(notification);
+        match serde_json::to_vec(&message) {
+            Ok(json) => Some(self.event(&json)),
+            // A notification is plain data that always writes; were one not to, it is
+            // lost and the stream goes on.
+            Err(error) => {
+                tracing::warn!(%error, "a notification could not be written");
+                None
+            }
+        }
+    }
+}
+
+/// The comment that keeps a quiet stream open, as rmcp's streams write it.
+const KEEP_ALIVE: &[u8] = b":\n\n";
+
+/// The parts of a streamed response.
+pub(crate) struct Events {
+    /// An event already taken from the call (the one that decided to stream), sent first.
+    pub(crate) first: Option<Bytes>,
+    /// The call, until it answers: its answer's JSON.
+    pub(crate) answer: Option<BoxFuture<'static, Vec<u8>>>,
+    /// The answer when the call gave it before the stream began.
+    pub(crate) answered: Option<Vec<u8>>,
+    /// What the call sends before its answer.
+    pub(crate) inbox: Inbox,
+    /// How often a quiet stream gets a comment; `None`, never.
+    pub(crate) keep_alive: Option<Duration>,
+    pub(crate) framing: Framing,
+}
+
+impl Events {
+    /// The `200` SSE response whose body is these events.
+    pub(crate) fn into_response(self) -> Response {
+        let Events {
+            first,
+            answer,
+            answered,
+            inbox,
+            keep_alive,
+            framing,
+        } = self;
+        let stream = EventStream {
+            first,
+            answer,
+            answered: answered.map(|json| framing.event(&json)),
+            inbox,
+            keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+            framing,
+            done: false,
+        };
+        let mut response = Response::new(Body::from_stream(stream));
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        // A reverse proxy that buffers responses (nginx) would hold the events back.
+        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        response
+    }
+}
+
+/// The body: the call, polled as the body is read, and what it sent.
+struct EventStream {
+    first: Option<Bytes>,
+    answer: Option<BoxFuture<'static, Vec<u8>>>,
+    /// The answer, written after every notification the call sent before it.
+    answered: Option<Bytes>,
+    inbox: Inbox,
+    /// How often a quiet stream gets a comment, and when the next one is due.
+    keep_alive: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
+    framing: Framing,
+    /// The answer is written: nothing follows it.
+    done: bool,
+}
+
+impl futures::Stream for EventStream {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if let Some(first) = this.first.take() {
+            return Poll::Ready(Some(Ok(first)));
+        }
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if let Some(answer) = this.answer.as_mut()
+            && let Poll::Ready(json) = answer.as_mut().poll(cx)
+        {
+            this.answer = None;
+            this.answered = Some(this.framing.event(&json));
+        }
+        while let Poll::Ready(Some(notice)) = this.inbox.poll_recv(cx) {
+            if let Some(event) = this.framing.notification(notice) {
+                this.rearm();
+                return Poll::Ready(Some(Ok(event)));
+            }
+        }
+        // Every notification sent before the answer has been read (a sender outside the
+        // call, such as a round that goes on in a task of its own, cannot hold it back).
+        if let Some(answered) = this.answered.take() {
+            this.done = true;
+            return Poll::Ready(Some(Ok(answered)));
+        }
+        if let Some((_, due)) = this.keep_alive.as_mut()
+            && due.as_mut().poll(cx).is_ready()
+        {
+            this.rearm();
+            return Poll::Ready(Some(Ok(Bytes::from_static(KEEP_ALIVE))));
+        }
+        Poll::Pending
+    }
+}
+
+impl EventStream {
+    /// The next keep-alive comment is due a whole interval from now.
+    fn rearm(&mut self) {
+        if let Some((every, due)) = self.keep_alive.as_mut() {
+            due.as_mut().reset(tokio::time::Instant::now() + *every);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::wire::resumable::{RESUME_POLICY, policy_message};
+    use rmcp::model::CustomNotification;
+
+    /// Each framing writes an event as its clients read it.
+    #[test]
+    fn events_are_framed_as_their_clients_read_them() {
+        assert_eq!(Framing::Data.event(b"{}"), Bytes::from_static(b"data: {}\n\n"));
+        assert_eq!(
+            Framing::Message.event(b"{}"),
+            Bytes::from_static(b"event: message\ndata: {}\n\n")
+        );
+    }
+
+    /// A resume policy sent through a call's queue is written byte for byte as the
+    /// policy message a stream wrote before its notifications shared the queue.
+    #[test]
+    fn a_policy_through_the_queue_is_the_policy_message() {
+        let params = serde_json::json!({"requestId": "m-1", "resumeToken": "t", "n": 1});
+        let policy = CustomNotification::new(RESUME_POLICY, Some(params.clone()));
+        let event = Framing::Message
+            .notification(ServerNotification::CustomNotification(policy))
+            .expect("written");
+        let before = Framing::Message.event(policy_message(params).to_string().as_bytes());
+        assert_eq!(event, before);
+    }
+}
