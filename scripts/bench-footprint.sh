@@ -12,6 +12,7 @@
 #   SAGA_ENV="OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318" SAGA_BIN=A BASELINE_BIN=B …
 #                                   # the first binary with these variables (a traced build
 #                                   # exporting, sampling), the baseline without them
+#   DRIVE_ARGS='--meta {"progressToken":"p"}' …   # every request asks for progress
 #
 # Each server runs under callgrind (cache and branch simulation: 32 KiB 8-way L1s), is
 # warmed up with 40 sagas, has its counters zeroed, serves SAGAS (400) sagas from 16
@@ -61,9 +62,11 @@ count() { # binary name [VAR=VALUE ...] -> "Ir I1mr D1mr D1mw Bim" per saga
   local vg=$!
   for _ in $(seq 1 300); do (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
   local url="http://127.0.0.1:$port/mcp"
-  python3 benches/python/drive.py "$url" --sagas 40 --concurrency 4 >/dev/null
+  local drive=()
+  [ -z "${DRIVE_ARGS:-}" ] || read -r -a drive <<<"$DRIVE_ARGS"
+  python3 benches/python/drive.py "$url" --sagas 40 --concurrency 4 "${drive[@]}" >/dev/null
   callgrind_control -z "$vg" >/dev/null 2>&1
-  python3 benches/python/drive.py "$url" --sagas "$sagas" --concurrency 16 >/dev/null
+  python3 benches/python/drive.py "$url" --sagas "$sagas" --concurrency 16 "${drive[@]}" >/dev/null
   callgrind_control -d "$vg" >/dev/null 2>&1
   kill "$vg"; wait "$vg" 2>/dev/null || true
   port=$((port + 1))

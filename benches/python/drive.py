@@ -16,7 +16,10 @@ must ask one `sampling/createMessage` whose user text is
 of `inputRequests` are the server's own (saga: `elicit-1`, `sample-2`; the Python
 SDK: its resolvers' `module:qualname`); answers go back under the same keys.
 
-Usage: drive.py URL --sagas N --concurrency C [--show]
+Usage: drive.py URL --sagas N --concurrency C [--meta JSON] [--header NAME:VALUE] [--show]
+
+`--meta '{"progressToken": "p"}'` adds those keys to every request's `_meta` (a call that
+asks for progress or log messages; the deploy saga sends none, so its answers stay JSON).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ TOOL = "complex_tool"
 ELICIT_MESSAGE = "Please provide the deployment target:"
 SAMPLE_TEXT = "Is deploying to 'production' safe right now?"
 DONE_TEXT = "Deployment to production initiated successfully based on confirmation."
+# Headers added to every request (`--header NAME:VALUE`).
+EXTRA_HEADERS: list[tuple[str, str]] = []
 META = {
     "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
@@ -63,6 +68,7 @@ class Connection:
             f"mcp-protocol-version: {PROTOCOL_VERSION}\r\n"
             "mcp-method: tools/call\r\n"
             f"mcp-name: {TOOL}\r\n"
+            + "".join(f"{name}: {value}\r\n" for name, value in EXTRA_HEADERS)
         ).encode()
 
     async def post(self, body: dict) -> dict:
@@ -198,8 +204,17 @@ def main() -> int:
     parser.add_argument("url")
     parser.add_argument("--sagas", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--meta", default="{}", help="a JSON object merged into every request's _meta")
+    parser.add_argument("--header", action="append", default=[], help="NAME:VALUE added to every request")
     parser.add_argument("--show", action="store_true", help="print every request and response to stderr")
     args = parser.parse_args()
+    for header in args.header:
+        name, _, value = header.partition(":")
+        EXTRA_HEADERS.append((name.strip(), value.strip()))
+    extra = json.loads(args.meta)
+    if not isinstance(extra, dict):
+        parser.error("--meta is a JSON object")
+    META.update(extra)
     try:
         import uvloop  # type: ignore[import-not-found]
 
