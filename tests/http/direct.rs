@@ -446,6 +446,62 @@ async fn a_streamed_call_carries_its_notifications_in_order() {
     );
 }
 
+/// Serves `router` on a loopback port for the rest of the test.
+async fn serve_router(router: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port is free");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+/// Under a config with allowed origins, an `Origin` it names is served directly and any
+/// other is refused as rmcp refuses it, on both servers alike.
+#[tokio::test]
+async fn an_allowlist_of_origins_answers_the_same() {
+    let config = saga_runtime::serve::default_http_config().with_allowed_origins([
+        "http://good.example",
+        "https://app.example:*",
+        "null",
+    ]);
+    let direct = serve_router(server(true).router_with(config.clone())).await;
+    let rmcp = serve_router(server(false).router_with(config)).await;
+    let cases = [
+        ("named", "http://good.example", true),
+        (
+            "named, a port this rmcp lets any be",
+            "http://good.example:8080",
+            true,
+        ),
+        ("any port", "https://app.example:8443", true),
+        ("null", "null", true),
+        ("another host", "http://evil.example", false),
+        ("another scheme", "https://good.example", false),
+        ("not an origin", "good.example", false),
+    ];
+    for (case, origin, admitted) in cases {
+        let call = raw(deploy_params()).repeat_header("origin", origin);
+        let mut from_direct = send(direct, &call).await;
+        let mut from_rmcp = send(rmcp, &call).await;
+        without_token(&mut from_direct);
+        without_token(&mut from_rmcp);
+        assert_eq!(
+            from_direct, from_rmcp,
+            "{case}: the two paths answer differently"
+        );
+        assert_eq!(
+            from_direct.status == 200,
+            admitted,
+            "{case}: {from_direct:?}"
+        );
+        if admitted {
+            let probing = probe_call().repeat_header("origin", origin);
+            assert_eq!(served_by(direct, &probing).await, "direct", "{case}");
+        }
+    }
+}
+
 /// A tool sees the same client on both paths: the one `_meta` names, or, when it names
 /// none, what rmcp's stateless context answers then (its default client).
 #[tokio::test]

@@ -181,7 +181,10 @@ mod tests {
     /// Each framing writes an event as its clients read it.
     #[test]
     fn events_are_framed_as_their_clients_read_them() {
-        assert_eq!(Framing::Data.event(b"{}"), Bytes::from_static(b"data: {}\n\n"));
+        assert_eq!(
+            Framing::Data.event(b"{}"),
+            Bytes::from_static(b"data: {}\n\n")
+        );
         assert_eq!(
             Framing::Message.event(b"{}"),
             Bytes::from_static(b"event: message\ndata: {}\n\n")

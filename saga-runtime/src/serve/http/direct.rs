@@ -9,13 +9,13 @@
 //! How it stays one validation path: this path never refuses anything. It serves a request
 //! only after finding that every check rmcp's transport makes would pass, and hands any
 //! other request to rmcp unchanged, which answers it as it answers any request. "Would
-//! pass" is read narrowly: a header this module would have to judge as rmcp judges it (an
-//! `Origin` under an allowlist, a quoted `Accept` parameter) sends the request to rmcp
-//! rather than being interpreted here. What is checked, in rmcp's order:
+//! pass" is read narrowly: a header this module does not read as rmcp does (a quoted
+//! `Accept` parameter) sends the request to rmcp rather than being interpreted here. What
+//! is checked, in rmcp's order:
 //!
-//! 1. the path is the MCP endpoint's, the `Host` is one of the config's allowed hosts
-//!    (rmcp's DNS-rebinding check), and no `Origin` header is present unless the config
-//!    ignores it (no allowlist, and no order to check without one: rmcp's default);
+//! 1. the path is the MCP endpoint's; the `Host` is one of the config's allowed hosts and
+//!    the `Origin`, if any, one of its allowed origins, or any when the config has none
+//!    and was not told to check without (rmcp's DNS-rebinding check, `hosts.rs`);
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
 //! 3. the body is a JSON-RPC `tools/call` request, read with rmcp's own types for each
@@ -51,7 +51,7 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
-use super::hosts::{Authority, host_admitted};
+use super::hosts::{Authority, Origins, host_admitted};
 use super::notified::Written;
 use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
@@ -174,8 +174,8 @@ pub(crate) struct Direct {
     allowed_hosts: Arc<[Authority]>,
     /// How often a quiet stream of notifications gets a comment (the config's).
     keep_alive: Option<std::time::Duration>,
-    /// rmcp's config ignores `Origin` (see [`super::hosts::ignores_origin`]).
-    ignores_origin: bool,
+    /// rmcp's `Origin` check under the config.
+    origins: Arc<Origins>,
 }
 
 impl Direct {
@@ -190,7 +190,7 @@ impl Direct {
             tools,
             allowed_hosts,
             keep_alive: config.sse_keep_alive,
-            ignores_origin: super::hosts::ignores_origin(config),
+            origins: Arc::new(Origins::of(config)),
         })
     }
 
@@ -438,9 +438,9 @@ impl Direct {
             && accepts_json_and_sse(headers)
     }
 
-    /// No `Origin`, or one rmcp's config ignores.
+    /// No `Origin`, or one rmcp's check lets pass (any, under its default config).
     fn origin_passes(&self, headers: &HeaderMap) -> bool {
-        self.ignores_origin || !headers.contains_key(header::ORIGIN)
+        self.origins.admit(headers)
     }
 
     /// The request's id, params and context, when every check of the module docs passes.

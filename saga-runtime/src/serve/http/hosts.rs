@@ -1,12 +1,12 @@
-//! The `Host` rules of rmcp's transport (its DNS-rebinding protection: the config's
-//! allowed hosts), read once and checked without allocating for the usual request: for
-//! the direct path of MRTR calls, and for the routes of the application's own served
-//! beside `/mcp`, which answer the same hosts.
+//! The `Host` and `Origin` rules of rmcp's transport (its DNS-rebinding protection: the
+//! config's allowed hosts and origins), read once and checked without allocating for the
+//! usual request: for the direct path of MRTR calls, and (hosts) for the routes of the
+//! application's own served beside `/mcp`, which answer the same hosts.
 
 use std::sync::Arc;
 
-use http::header;
 use http::request::Parts;
+use http::{HeaderMap, header};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
 /// The config's allowed hosts, parsed as rmcp reads them; empty admits any host, as in
@@ -21,14 +21,162 @@ pub(super) fn allowed(config: &StreamableHttpServerConfig) -> Option<Arc<[Author
     (!allowed.is_empty() || config.allowed_hosts.is_empty()).then_some(allowed)
 }
 
-/// Whether rmcp's transport under `config` ignores a request's `Origin`: it checks one
-/// only against an allowlist, or when told to check with none
-/// (`enforce_origin_validation`). That flag is private to rmcp; its `Debug` names it, and
-/// a config whose `Debug` does not say it is off counts as checking (the request is then
-/// rmcp's to answer). A test keeps the reading true of this rmcp.
-pub(super) fn ignores_origin(config: &StreamableHttpServerConfig) -> bool {
-    config.allowed_origins.is_empty()
-        && format!("{config:?}").contains("validate_empty_origin_allowlist: false")
+/// rmcp's `Origin` check under a config, its allowlist parsed once.
+pub(super) enum Origins {
+    /// No allowlist, and no order to check without one (rmcp's default): any `Origin`
+    /// passes.
+    Ignored,
+    /// An `Origin` passes when it is one of these; none does when the list is empty.
+    Allowed(Arc<[AllowedOrigin]>),
+}
+
+impl Origins {
+    /// The check rmcp's transport makes under `config`. Whether rmcp checks without an
+    /// allowlist (`enforce_origin_validation`) is private to rmcp; its `Debug` names it,
+    /// and a config whose `Debug` does not say it is off counts as checking, so that a
+    /// request with an `Origin` is rmcp's to answer. A test keeps the reading true of
+    /// this rmcp.
+    pub(super) fn of(config: &StreamableHttpServerConfig) -> Self {
+        if config.allowed_origins.is_empty()
+            && format!("{config:?}").contains("validate_empty_origin_allowlist: false")
+        {
+            return Self::Ignored;
+        }
+        Self::Allowed(
+            config
+                .allowed_origins
+                .iter()
+                .filter_map(|entry| AllowedOrigin::parse(entry))
+                .collect(),
+        )
+    }
+
+    /// Whether rmcp's check lets the request's `Origin` (its first, as rmcp reads it)
+    /// pass: none at all, or one the allowlist names.
+    pub(super) fn admit(&self, headers: &HeaderMap) -> bool {
+        let Self::Allowed(allowed) = self else {
+            return true;
+        };
+        let Some(origin) = headers.get(header::ORIGIN) else {
+            return true;
+        };
+        let Some(origin) = origin.to_str().ok().and_then(Origin::parse) else {
+            return false;
+        };
+        allowed.iter().any(|entry| entry.admits(&origin))
+    }
+}
+
+/// An `Origin` value read as rmcp reads it: `null`, or a scheme, host and port.
+#[derive(Debug, PartialEq, Eq)]
+enum Origin {
+    Null,
+    Tuple {
+        scheme: String,
+        host: String,
+        port: Option<u16>,
+    },
+}
+
+impl Origin {
+    fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        if value.is_empty() {
+            return None;
+        }
+        if value.eq_ignore_ascii_case("null") {
+            return Some(Self::Null);
+        }
+        let uri = http::Uri::try_from(value).ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let authority = uri.authority()?;
+        let Authority { host, port } = Authority::new(authority.host(), authority.port_u16());
+        Some(Self::Tuple { scheme, host, port })
+    }
+}
+
+/// The port an entry of the allowed origins names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AllowedPort {
+    /// `:*`.
+    Any,
+    /// No port: rmcp 3.11 matches any port (and warns that a later release will not).
+    Unspecified,
+    Exact(u16),
+}
+
+/// An entry of the config's allowed origins, parsed as rmcp parses it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum AllowedOrigin {
+    Null,
+    Tuple {
+        scheme: String,
+        host: String,
+        port: AllowedPort,
+    },
+}
+
+impl AllowedOrigin {
+    fn parse(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        if let Some(base) = entry.strip_suffix(":*") {
+            let Origin::Tuple {
+                scheme,
+                host,
+                port: None,
+            } = Origin::parse(base)?
+            else {
+                return None;
+            };
+            return Some(Self::Tuple {
+                scheme,
+                host,
+                port: AllowedPort::Any,
+            });
+        }
+        Some(match Origin::parse(entry)? {
+            Origin::Null => Self::Null,
+            Origin::Tuple { scheme, host, port } => Self::Tuple {
+                scheme,
+                host,
+                port: port.map_or(AllowedPort::Unspecified, AllowedPort::Exact),
+            },
+        })
+    }
+
+    fn admits(&self, origin: &Origin) -> bool {
+        match (self, origin) {
+            (Self::Null, Origin::Null) => true,
+            (
+                Self::Tuple { scheme, host, port },
+                Origin::Tuple {
+                    scheme: its_scheme,
+                    host: its_host,
+                    port: its_port,
+                },
+            ) => {
+                scheme == its_scheme
+                    && host == its_host
+                    && match port {
+                        AllowedPort::Any | AllowedPort::Unspecified => true,
+                        // RFC 6454 leaves a scheme's default port out of an origin.
+                        AllowedPort::Exact(allowed) => {
+                            its_port.or_else(|| default_port(its_scheme)) == Some(*allowed)
+                        }
+                    }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The port a scheme implies when an origin leaves it out (RFC 6454 §4).
+fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    }
 }
 
 /// A host and port, normalized as rmcp normalizes them (brackets off, lower case).
@@ -132,17 +280,69 @@ mod tests {
     /// to check with none, makes it check.
     #[test]
     fn origin_is_ignored_only_where_rmcp_ignores_it() {
+        let ignored =
+            |config: &StreamableHttpServerConfig| matches!(Origins::of(config), Origins::Ignored);
         let config = StreamableHttpServerConfig::default();
-        assert!(ignores_origin(&config));
-        assert!(ignores_origin(&crate::serve::default_http_config()));
+        assert!(ignored(&config));
+        assert!(ignored(&crate::serve::default_http_config()));
         let listed = config
             .clone()
             .with_allowed_origins(["https://app.example.com:443"]);
-        assert!(!ignores_origin(&listed));
-        assert!(!ignores_origin(&config.clone().enforce_origin_validation()));
-        assert!(ignores_origin(
+        assert!(!ignored(&listed));
+        assert!(!ignored(&config.clone().enforce_origin_validation()));
+        assert!(ignored(
             &config.enforce_origin_validation().disable_allowed_origins()
         ));
+    }
+
+    /// An allowlist admits what rmcp's admits: each entry's scheme and host, its port
+    /// (`:*` any, none any in this rmcp, or exactly, a scheme's default port implied).
+    #[test]
+    fn an_allowlist_admits_what_rmcps_admits() {
+        let config = StreamableHttpServerConfig::default().with_allowed_origins([
+            "https://app.example.com:443",
+            "http://localhost:*",
+            "http://portless.example",
+            "null",
+            "not an origin",
+        ]);
+        let origins = Origins::of(&config);
+        let admits = |origin: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ORIGIN, origin.parse().unwrap());
+            origins.admit(&headers)
+        };
+        for origin in [
+            "https://app.example.com",
+            "https://APP.example.com:443",
+            " https://app.example.com ",
+            "http://localhost:3000",
+            "http://localhost",
+            "http://portless.example:8080",
+            "null",
+            "NULL",
+        ] {
+            assert!(admits(origin), "{origin}");
+        }
+        for origin in [
+            "https://app.example.com:8443",
+            "http://app.example.com",
+            "https://localhost:3000",
+            "http://evil.example",
+            "",
+            "app.example.com",
+            "not an origin",
+        ] {
+            assert!(!admits(origin), "{origin}");
+        }
+        assert!(origins.admit(&HeaderMap::new()), "no Origin at all");
+        // Checked with no allowlist: any Origin is refused, none passes.
+        let strict =
+            Origins::of(&StreamableHttpServerConfig::default().enforce_origin_validation());
+        let mut headers = HeaderMap::new();
+        assert!(strict.admit(&headers));
+        headers.insert(header::ORIGIN, "http://localhost".parse().unwrap());
+        assert!(!strict.admit(&headers));
     }
 
     #[test]
