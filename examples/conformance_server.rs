@@ -11,14 +11,11 @@
 // scenarios exercise them.
 #![allow(deprecated)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use saga_examples::with_schema::WithInputSchema;
 use saga_runtime::prelude::*;
-use saga_runtime::rmcp::ErrorData;
-use saga_runtime::rmcp::model::{
-    JsonObject, LoggingLevel, PromptMessage, ResourceContents, Role, Tool,
-};
+use saga_runtime::rmcp::model::{LoggingLevel, PromptMessage, ResourceContents, Role};
 use serde_json::json;
 
 /// A 1×1 PNG.
@@ -376,66 +373,6 @@ async fn json_schema_2020_12_tool() -> Result<&'static str, SagaError> {
 #[saga_tool]
 async fn test_custom_header(region: String) -> Result<String, SagaError> {
     Ok(format!("Region: {region}"))
-}
-
-/// A saga tool listed with the given input schema instead of the one its arguments make.
-struct WithInputSchema<T> {
-    tool: T,
-    schema: JsonObject,
-}
-
-impl<T: SagaTool> WithInputSchema<T> {
-    fn new(tool: T, schema: serde_json::Value) -> Self {
-        let serde_json::Value::Object(schema) = schema else {
-            panic!("an input schema is an object");
-        };
-        Self { tool, schema }
-    }
-}
-
-impl<T: SagaTool> SagaTool for WithInputSchema<T> {
-    type State = T::State;
-
-    fn tool(&self) -> Tool {
-        let mut tool = self.tool.tool();
-        tool.input_schema = Arc::new(self.schema.clone());
-        tool
-    }
-
-    fn version(&self) -> u16 {
-        self.tool.version()
-    }
-
-    fn layout(
-        &self,
-    ) -> Result<saga_runtime::engine::StateLayout, saga_runtime::engine::LayoutError> {
-        self.tool.layout()
-    }
-
-    fn build_tag(&self) -> u16 {
-        self.tool.build_tag()
-    }
-
-    fn start(&self, arguments: JsonObject) -> Result<Self::State, ErrorData> {
-        self.tool.start(arguments)
-    }
-
-    fn step(
-        &self,
-        state: Self::State,
-        answers: Answers,
-        cx: &SagaContext,
-    ) -> impl Future<Output = Step<Self::State>> + Send {
-        self.tool.step(state, answers, cx)
-    }
-
-    fn restate(
-        &self,
-        state: Self::State,
-        cx: &SagaContext,
-    ) -> Option<Vec<saga_runtime::engine::Request>> {
-        self.tool.restate(state, cx)
-    }
 }
 
 fn json_schema_2020_12() -> serde_json::Value {

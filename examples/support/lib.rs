@@ -14,3 +14,4 @@ pub mod plain;
 pub mod research;
 pub mod rmcp_server;
 pub mod weather;
+pub mod with_schema;

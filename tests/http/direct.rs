@@ -16,6 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use saga_examples::deploy;
 use saga_examples::harness::http::{Post, Reply};
 use saga_examples::harness::serving::{Running, serve_local};
+use saga_examples::with_schema::WithInputSchema;
 use saga_runtime::prelude::*;
 #[allow(deprecated)] // logging is deprecated in 2026-07-28 (SEP-2577), still served
 use saga_runtime::rmcp::model::LoggingLevel;
@@ -89,6 +90,35 @@ async fn stepper(cx: &SagaContext) -> Result<String, SagaError> {
     Ok("stepped".into())
 }
 
+/// Reports progress, then, as a task, answers at its first checkpoint.
+#[saga_tool(task)]
+async fn early(cx: &SagaContext) -> Result<String, SagaError> {
+    cx.progress(1.0, None, Some("before the task".into())).await;
+    checkpoint().await;
+    Ok("early".into())
+}
+
+/// Echoes its region, which SEP-2243 puts in an `Mcp-Param-Region` header too.
+#[saga_tool]
+async fn regional(region: String) -> Result<String, SagaError> {
+    Ok(region)
+}
+
+/// A retired build only (no current one), with the same kind of header.
+#[saga_tool]
+async fn regional_v0(region: String) -> Result<String, SagaError> {
+    Ok(region)
+}
+
+/// `regional`'s schema: its `region` is also an `Mcp-Param-Region` header.
+fn regional_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        "required": ["region"],
+    })
+}
+
 /// Fails on purpose, with a message of its own.
 #[saga_tool]
 async fn refuse_politely() -> Result<String, SagaError> {
@@ -111,6 +141,8 @@ fn server_within(direct: bool, limits: HttpLimits) -> SagaServer {
         .tool(reporter)
         .tool(stepper)
         .tool(client_of)
+        .tool(WithInputSchema::new(regional, regional_schema()))
+        .retired(WithInputSchema::new(regional_v0, regional_schema()))
         .direct_calls(direct)
         .build()
         .expect("the server builds")
@@ -446,6 +478,35 @@ async fn a_streamed_call_carries_its_notifications_in_order() {
     );
 }
 
+/// A tool whose schema names an `Mcp-Param-*` header, current or only retired, has its
+/// headers checked by rmcp on both servers: matching, wrong, missing or extra.
+#[tokio::test]
+async fn a_tool_whose_schema_names_a_header_is_rmcps_on_both() {
+    let pair = pair().await;
+    for tool in ["regional", "regional_v0"] {
+        let call = || raw(json!({"name": tool, "arguments": {"region": "eu"}, "_meta": meta()}));
+        let cases = [
+            (
+                "the header matching",
+                call().header("mcp-param-region", "eu"),
+            ),
+            ("the header wrong", call().header("mcp-param-region", "us")),
+            ("the header missing", call()),
+            (
+                "the header twice",
+                call()
+                    .header("mcp-param-region", "eu")
+                    .repeat_header("mcp-param-region", "eu"),
+            ),
+        ];
+        for (case, raw) in &cases {
+            same(&pair, &format!("{tool}: {case}"), raw).await;
+        }
+        let (refused, _) = same(&pair, tool, &cases[1].1).await;
+        assert_eq!(refused.status, 400, "{tool}: {refused:?}");
+    }
+}
+
 /// Serves `router` on a loopback port for the rest of the test.
 async fn serve_router(router: axum::Router) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -499,6 +560,68 @@ async fn an_allowlist_of_origins_answers_the_same() {
             let probing = probe_call().repeat_header("origin", origin);
             assert_eq!(served_by(direct, &probing).await, "direct", "{case}");
         }
+    }
+    // Told to check with no allowlist: any Origin is refused alike, none is served.
+    let strict = saga_runtime::serve::default_http_config().enforce_origin_validation();
+    let direct = serve_router(server(true).router_with(strict.clone())).await;
+    let rmcp = serve_router(server(false).router_with(strict)).await;
+    let with_origin = raw(deploy_params()).repeat_header("origin", "http://localhost:3000");
+    let from_direct = send(direct, &with_origin).await;
+    assert_eq!(from_direct, send(rmcp, &with_origin).await);
+    assert_eq!(from_direct.status, 403, "{from_direct:?}");
+    assert_eq!(served_by(direct, &probe_call()).await, "direct");
+}
+
+/// A call that asks for progress and becomes a task sends what its first leg reports
+/// before the task's creation, on both paths alike, whether or not its client also asked
+/// to be streamed (the task wins over the stream).
+#[tokio::test]
+async fn a_call_that_becomes_a_task_reports_alike() {
+    let build = |direct: bool| {
+        SagaServer::builder()
+            .info("probe-server", "1.0.0")
+            .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+            .tool(early)
+            .tasks(TaskStore::memory())
+            .direct_calls(direct)
+            .build()
+            .expect("the server builds")
+    };
+    let (direct, rmcp) = (
+        serve_local(build(true)).await,
+        serve_local(build(false)).await,
+    );
+    for streamed in [false, true] {
+        let mut asks = meta();
+        asks["progressToken"] = json!("t-1");
+        let extensions = &mut asks["io.modelcontextprotocol/clientCapabilities"]["extensions"];
+        *extensions = json!({"io.modelcontextprotocol/tasks": {}});
+        if streamed {
+            extensions["resumableRequests"] = json!({});
+        }
+        let call = raw(json!({"name": "early", "arguments": {}, "_meta": asks}));
+        let from_direct = send(direct.addr, &call).await;
+        let from_rmcp = send(rmcp.addr, &call).await;
+        let masked = |reply: &Reply| -> Vec<Value> {
+            events(reply)
+                .into_iter()
+                .map(|mut message| {
+                    for field in ["taskId", "createdAt", "lastUpdatedAt"] {
+                        if let Some(value) = message.pointer_mut(&format!("/result/{field}")) {
+                            *value = json!("<fresh>");
+                        }
+                    }
+                    message
+                })
+                .collect()
+        };
+        let seen = masked(&from_direct);
+        assert_eq!(seen, masked(&from_rmcp), "streamed: {streamed}");
+        assert_eq!(from_direct.status, from_rmcp.status);
+        assert_eq!(from_direct.content_type, from_rmcp.content_type);
+        assert_eq!(seen.len(), 2, "a notification, then the task: {seen:#?}");
+        assert_eq!(seen[0]["method"], "notifications/progress", "{seen:#?}");
+        assert_eq!(seen[1]["result"]["resultType"], "task", "{seen:#?}");
     }
 }
 

@@ -1,6 +1,11 @@
 //! A call's response as a stream of server-sent events: its notifications in the order it
-//! sent them, then its answer. The call is polled as the body is read, so a client that
-//! leaves drops it.
+//! sent them, then its answer.
+//!
+//! The call runs in a task of its own ([`spawned`]), aborted when the response is
+//! dropped: a client that leaves drops it, and one that stops reading cannot stall it
+//! past its run-time bound (a body is polled only as the client reads it). A tool that
+//! reports faster than its client reads waits on the bounded queue
+//! (`engine::caller::outbox`).
 //!
 //! One writer for the two responses saga streams itself: a stateless call that asks for
 //! progress or log messages (`http::notified`, framed as rmcp frames its events) and a
@@ -14,9 +19,12 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use http::{HeaderValue, header};
 use rmcp::model::{ServerJsonRpcMessage, ServerNotification};
+use tokio_util::task::AbortOnDropHandle;
+use tracing::Instrument as _;
 
 use crate::engine::caller::outbox::Inbox;
 
@@ -57,6 +65,21 @@ impl Framing {
             }
         }
     }
+}
+
+/// `run` in a task of its own, under the current span, aborted when the returned future
+/// is dropped; `None` if the task failed (a panic outside a tool's steps, which are
+/// caught where they run).
+pub(crate) fn spawned<T: Send + 'static>(
+    run: impl Future<Output = T> + Send + 'static,
+) -> BoxFuture<'static, Option<T>> {
+    let task = AbortOnDropHandle::new(tokio::spawn(run.in_current_span()));
+    async move {
+        task.await
+            .inspect_err(|error| tracing::error!(%error, "a streamed call's task failed"))
+            .ok()
+    }
+    .boxed()
 }
 
 /// The comment that keeps a quiet stream open, as rmcp's streams write it.
@@ -140,6 +163,9 @@ impl futures::Stream for EventStream {
         {
             this.answer = None;
             this.answered = Some(this.framing.event(&json));
+            // What the call queued before it answered still goes out first; nothing sent
+            // after (a clone of its context kept elsewhere) can hold the answer back.
+            this.inbox.close();
         }
         while let Poll::Ready(Some(notice)) = this.inbox.poll_recv(cx) {
             if let Some(event) = this.framing.notification(notice) {

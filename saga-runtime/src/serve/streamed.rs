@@ -21,6 +21,7 @@
 //! the same stream, in the order sent among the resume policies ([`super::sse`]).
 
 use axum::response::Response;
+use futures::FutureExt as _;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResponse, CustomNotification, InputRequiredResult, RequestId, ServerJsonRpcMessage,
@@ -85,9 +86,17 @@ pub(crate) fn respond(
             }
         }
     };
+    let answer = super::sse::spawned(run).map(|json| {
+        json.unwrap_or_else(|| {
+            let error = ErrorData::internal_error("the call failed", None);
+            serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error})
+                .to_string()
+                .into_bytes()
+        })
+    });
     Ok(Events {
         first: None,
-        answer: Some(Box::pin(run)),
+        answer: Some(Box::pin(answer)),
         answered: None,
         inbox,
         keep_alive: None,

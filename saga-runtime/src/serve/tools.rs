@@ -341,10 +341,13 @@ impl SagaTools {
                 Some(index) => entries[index].saga = saga,
                 None => {
                     by_name.insert(tool.name.to_string(), entries.len());
+                    // rmcp checks `Mcp-Param-*` headers against the schema it finds for
+                    // the name, this retired build's (`SagaServer::get_tool`).
+                    let direct = !mentions_param_headers(&tool.input_schema);
                     entries.push(ServedTool {
                         tool,
                         saga,
-                        direct: true,
+                        direct,
                         listed: false,
                         unlisted_diagram: None,
                     });

@@ -76,6 +76,13 @@ mod tests {
         for _ in 0..WAITING {
             outbox.send(note("fill")).await;
         }
+        // Full: the next one waits for the reader (a tool faster than its client waits).
+        assert!(
+            futures::FutureExt::now_or_never(outbox.send(note("one more"))).is_none(),
+            "a send past the bound waits"
+        );
+        inbox.recv().await.expect("the first waiting one");
+        assert!(futures::FutureExt::now_or_never(outbox.send(note("room again"))).is_some());
         assert!(!outbox.is_closed());
         drop(inbox);
         assert!(outbox.is_closed());

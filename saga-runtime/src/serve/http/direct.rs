@@ -27,9 +27,9 @@
 //!    SEP-2243's Base64 wrapper decoded as rmcp decodes it), and the tool's schema names no
 //!    `Mcp-Param-*` header: rmcp reads such headers only for a tool whose schema names
 //!    them, so for any other tool they are ignored here as there;
-//! 6. nothing: a call whose `_meta` asks for progress or log messages gets them, written
-//!    as rmcp writes them ([`super::notified`]), or, for a client that asked to be streamed
-//!    through the call's checkpoints (`resumableRequests`), in that stream
+//! 6. nothing more: a call whose `_meta` asks for progress or log messages gets them,
+//!    written as rmcp writes them ([`super::notified`]), or, for a client that asked to be
+//!    streamed through the call's checkpoints (`resumableRequests`), in that stream
 //!    (`serve::streamed`).
 //!
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
@@ -52,7 +52,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::hosts::{Authority, Origins, host_admitted};
-use super::notified::Written;
+use super::notified::{Answer, Written};
 use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::{SagaContext, StatelessMeta};
@@ -149,9 +149,8 @@ pub(crate) struct DirectCall {
     id: RequestId,
     params: CallToolRequestParams,
     cx: SagaContext,
-    /// Its `_meta` asks for progress or log messages, and its client did not ask for the
-    /// call to be streamed (a stream carries them too): its response is written by
-    /// [`super::notified`].
+    /// Its `_meta` asks for progress or log messages: its response is written by
+    /// [`super::notified`] (or, streamed through its checkpoints, by `serve::streamed`).
     notifies: bool,
 }
 
@@ -255,9 +254,9 @@ impl Direct {
     }
 
     /// Runs a call whose `_meta` asks for progress or log messages: its notifications go
-    /// to its response, which [`super::notified`] writes. Its answer is written in the
-    /// call's own future, which the response owns once it streams: that future holds the
-    /// tools, not a borrow of them.
+    /// to its response, which [`super::notified`] writes, or, for a call streamed through
+    /// its checkpoints, to that stream (`serve::streamed`). The call's future owns what it
+    /// uses (the tools, not a borrow of them): it runs in a task of its own.
     fn run_notifying(&self, call: DirectCall) -> BoxFuture<'_, Response> {
         let DirectCall { id, params, cx, .. } = call;
         let (outbox, inbox) = Outbox::channel();
@@ -269,17 +268,20 @@ impl Direct {
                 .and_then(|call| route::routed(&direct.tools, call, &cx, Door::StreamableCall))
             {
                 Ok(Routed::Run(run)) => run.await,
-                // `read` sends a call that may stream through its checkpoints the other way.
-                Ok(Routed::Streamed(..)) => Err(ErrorData::internal_error(
-                    "a call that asks for notifications is not streamed here",
-                    None,
-                )),
+                Ok(Routed::Streamed(saga, call)) => {
+                    let (saga, cx) = (saga.clone(), cx.clone());
+                    let tools = direct.tools.clone();
+                    return Answer::Own(
+                        streamed::respond(tools, id.clone(), saga, call, cx).unwrap_or_else(
+                            |error| respond(&ServerJsonRpcMessage::error(error, Some(id))),
+                        ),
+                    );
+                }
                 Err(error) => Err(error),
             };
             let (message, server_info) = direct.message(result, id, declared_tasks);
-            written(&message, server_info)
-        }
-        .boxed();
+            Answer::Written(written(&message, server_info))
+        };
         super::notified::respond(answer, inbox, self.keep_alive).boxed()
     }
 
@@ -489,9 +491,7 @@ impl Direct {
         } else {
             None
         };
-        // A call streamed through its checkpoints (its client declared
-        // `resumableRequests`) carries its notifications in that stream (`streamed`).
-        let notifies = (progress || log_level.is_some()) && !resumable::declared(&capabilities);
+        let notifies = progress || log_level.is_some();
         let cx = self
             .stateless_context(parts, meta, capabilities, &id, caller.take())
             .with_min_log_level(log_level);

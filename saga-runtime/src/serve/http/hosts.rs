@@ -32,13 +32,14 @@ pub(super) enum Origins {
 
 impl Origins {
     /// The check rmcp's transport makes under `config`. Whether rmcp checks without an
-    /// allowlist (`enforce_origin_validation`) is private to rmcp; its `Debug` names it,
-    /// and a config whose `Debug` does not say it is off counts as checking, so that a
-    /// request with an `Origin` is rmcp's to answer. A test keeps the reading true of
-    /// this rmcp.
+    /// allowlist (`enforce_origin_validation`) is private to rmcp: a config without an
+    /// allowlist is read as unchecked only when it is, `Debug` for `Debug`, the same
+    /// config with rmcp's order to stop checking (`disable_allowed_origins`) given, so
+    /// that no other field's text can pass for the flag; any doubt leaves a request with
+    /// an `Origin` to rmcp. A test keeps the reading true of this rmcp.
     pub(super) fn of(config: &StreamableHttpServerConfig) -> Self {
         if config.allowed_origins.is_empty()
-            && format!("{config:?}").contains("validate_empty_origin_allowlist: false")
+            && format!("{config:?}") == format!("{:?}", config.clone().disable_allowed_origins())
         {
             return Self::Ignored;
         }
@@ -291,8 +292,15 @@ mod tests {
         assert!(!ignored(&listed));
         assert!(!ignored(&config.clone().enforce_origin_validation()));
         assert!(ignored(
-            &config.enforce_origin_validation().disable_allowed_origins()
+            &config
+                .clone()
+                .enforce_origin_validation()
+                .disable_allowed_origins()
         ));
+        // Another field's text cannot pass for the flag.
+        let mut spoofed = config.enforce_origin_validation();
+        spoofed.allowed_hosts = vec!["validate_empty_origin_allowlist: false".into()];
+        assert!(!ignored(&spoofed));
     }
 
     /// An allowlist admits what rmcp's admits: each entry's scheme and host, its port

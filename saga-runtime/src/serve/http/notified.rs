@@ -22,7 +22,6 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::response::Response;
 use futures::FutureExt as _;
-use futures::future::BoxFuture;
 use http::{HeaderValue, StatusCode, header};
 
 use super::refuse::refuse;
@@ -64,48 +63,96 @@ impl Written {
     /// JSON, or the error that it could not be written.
     fn into_json(self) -> Vec<u8> {
         self.body.unwrap_or_else(|error| {
-            serde_json::json!({
-                "jsonrpc": "2.0",
-                "id": null,
-                "error": {
-                    "code": INTERNAL_ERROR,
-                    "message": format!("the response could not be written: {error}"),
-                },
-            })
-            .to_string()
-            .into_bytes()
+            failed_json(&format!("the response could not be written: {error}"))
         })
     }
 }
 
+/// The response of a call that answered before it sent anything; `None`, its task failed.
+fn answered_alone(answer: Option<Answer>) -> Response {
+    match answer {
+        Some(answer) => answer.into_response(),
+        None => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            INTERNAL_ERROR,
+            "the call failed",
+        ),
+    }
+}
+
+/// The last event's JSON of a call that answered after a notification.
+fn answer_json(answer: Option<Answer>) -> Vec<u8> {
+    match answer {
+        Some(answer) => answer.into_json(),
+        None => failed_json("the call failed"),
+    }
+}
+
+/// A JSON-RPC internal error without an id, as JSON.
+fn failed_json(message: &str) -> Vec<u8> {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": INTERNAL_ERROR, "message": message},
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// What a call that asked for notifications answers.
+pub(super) enum Answer {
+    /// A JSON-RPC message, for this module to write.
+    Written(Written),
+    /// A response of its own: a call streamed through its checkpoints, whose stream
+    /// carries its notifications (`serve::streamed`). It is decided before the call runs,
+    /// so nothing was sent before it.
+    Own(Response),
+}
+
+impl Answer {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Written(written) => written.into_response(),
+            Self::Own(response) => response,
+        }
+    }
+
+    fn into_json(self) -> Vec<u8> {
+        match self {
+            Self::Written(written) => written.into_json(),
+            Self::Own(_) => failed_json("a streamed call answered after a notification"),
+        }
+    }
+}
+
 /// The response of a call whose answer `answer` writes and whose notifications arrive in
-/// `inbox`: JSON if the answer comes before any notification, otherwise a stream.
+/// `inbox`: JSON if the answer comes before any notification, otherwise a stream. The
+/// call runs in a task of its own ([`sse::spawned`](crate::serve::sse::spawned)).
 pub(super) async fn respond(
-    mut answer: BoxFuture<'static, Written>,
+    answer: impl Future<Output = Answer> + Send + 'static,
     mut inbox: Inbox,
     keep_alive: Option<Duration>,
 ) -> Response {
+    let mut answer = crate::serve::sse::spawned(answer);
     let (first, answered) = tokio::select! {
         // The inbox first: a notification the tool sent before its answer comes first.
         biased;
         notice = inbox.recv() => match notice {
             Some(notice) => (notice, None),
             // No sender left while the call runs: nothing can come but the answer.
-            None => return answer.await.into_response(),
+            None => return answered_alone(answer.await),
         },
-        written = &mut answer => match inbox.try_recv() {
+        answered = &mut answer => match inbox.try_recv() {
             // Sent within the poll that answered: still first.
-            Ok(notice) => (notice, Some(written)),
-            Err(_) => return written.into_response(),
+            Ok(notice) => (notice, Some(answered)),
+            Err(_) => return answered_alone(answered),
         },
     };
     Events {
         first: Framing::Data.notification(first),
         // The call still runs unless it answered in the poll that sent the first notice.
-        answer: answered
-            .is_none()
-            .then(|| answer.map(Written::into_json).boxed()),
-        answered: answered.map(Written::into_json),
+        answer: answered.is_none().then(|| answer.map(answer_json).boxed()),
+        answered: answered.map(answer_json),
         inbox,
         keep_alive,
         framing: Framing::Data,
@@ -128,11 +175,11 @@ mod tests {
         ))
     }
 
-    fn answer(text: &str) -> Written {
-        Written {
+    fn answer(text: &str) -> Answer {
+        Answer::Written(Written {
             status: StatusCode::OK,
             body: Ok(format!(r#"{{"answer":"{text}"}}"#).into_bytes()),
-        }
+        })
     }
 
     async fn body_text(response: Response) -> String {
@@ -202,6 +249,33 @@ mod tests {
         assert_eq!(chunks[1..3], [":\n\n", ":\n\n"], "{chunks:?}");
         assert_eq!(chunks[3], "data: {\"answer\":\"c\"}\n\n", "{chunks:?}");
         assert_eq!(chunks.len(), 4, "{chunks:?}");
+    }
+
+    /// A sender that outlives the call (a clone of its context kept elsewhere) and never
+    /// stops cannot hold the answer back: once the answer is in, nothing more is taken.
+    #[tokio::test]
+    async fn a_sender_that_outlives_the_call_cannot_hold_the_answer_back() {
+        let (outbox, inbox) = Outbox::channel();
+        let keeper = outbox.clone();
+        let chatter = tokio::spawn(async move {
+            while keeper.send(note("chatter")).await {
+                tokio::task::yield_now().await;
+            }
+        });
+        let call = async move {
+            outbox.send(note("one")).await;
+            tokio::task::yield_now().await;
+            answer("d")
+        };
+        let response = respond(call, inbox, None).await;
+        // A guard against a hang, not a measure of time.
+        let text = tokio::time::timeout(Duration::from_secs(60), body_text(response))
+            .await
+            .expect("the stream ends");
+        assert!(text.ends_with("data: {\"answer\":\"d\"}\n\n"), "{text}");
+        chatter
+            .await
+            .expect("the chatter stops once its sends are refused");
     }
 
     /// Dropping the response (its client left) drops the call.
