@@ -166,6 +166,7 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
             "forwarded",
             "error",
             "sse",
+            "param_headers",
         ],
     ),
     ("the wire formats' translations", &["wire"]),

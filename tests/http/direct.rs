@@ -98,10 +98,16 @@ async fn early(cx: &SagaContext) -> Result<String, SagaError> {
     Ok("early".into())
 }
 
-/// Echoes its region, which SEP-2243 puts in an `Mcp-Param-Region` header too.
+/// Echoes its region, which SEP-2243 puts in an `Mcp-Param-Region` header too, and says
+/// which path served it (as `probe` does).
 #[saga_tool]
-async fn regional(region: String) -> Result<String, SagaError> {
-    Ok(region)
+async fn regional(cx: &SagaContext, region: String) -> Result<String, SagaError> {
+    let path = if cx.peer().is_some() {
+        "rmcp"
+    } else {
+        "direct"
+    };
+    Ok(format!("{region} via {path}"))
 }
 
 /// A retired build only (no current one), with the same kind of header.
@@ -479,32 +485,58 @@ async fn a_streamed_call_carries_its_notifications_in_order() {
 }
 
 /// A tool whose schema names an `Mcp-Param-*` header, current or only retired, has its
-/// headers checked by rmcp on both servers: matching, wrong, missing or extra.
+/// headers checked as rmcp checks them: a call whose headers match is served directly,
+/// and one whose headers are wrong, missing, extra or repeated is refused alike.
 #[tokio::test]
-async fn a_tool_whose_schema_names_a_header_is_rmcps_on_both() {
+async fn a_tool_whose_schema_names_a_header_is_checked_alike() {
     let pair = pair().await;
+    let call = |tool: &str, arguments: Value| {
+        raw(json!({"name": tool, "arguments": arguments, "_meta": meta()}))
+    };
+    let matching = call("regional", json!({"region": "eu"})).header("mcp-param-region", "eu");
+    let text = |reply: &Reply| reply.body["result"]["content"][0]["text"].clone();
+    assert_eq!(
+        text(&send(pair.direct.addr, &matching).await),
+        "eu via direct"
+    );
+    assert_eq!(text(&send(pair.rmcp.addr, &matching).await), "eu via rmcp");
+    let wrapped =
+        call("regional", json!({"region": "é"})).header("mcp-param-region", "=?base64?w6k=?=");
+    assert_eq!(
+        text(&send(pair.direct.addr, &wrapped).await),
+        "é via direct"
+    );
     for tool in ["regional", "regional_v0"] {
-        let call = || raw(json!({"name": tool, "arguments": {"region": "eu"}, "_meta": meta()}));
         let cases = [
             (
-                "the header matching",
-                call().header("mcp-param-region", "eu"),
+                "the header wrong",
+                call(tool, json!({"region": "eu"})).header("mcp-param-region", "us"),
             ),
-            ("the header wrong", call().header("mcp-param-region", "us")),
-            ("the header missing", call()),
+            ("the header missing", call(tool, json!({"region": "eu"}))),
+            (
+                "the header without its argument",
+                call(tool, json!({})).header("mcp-param-region", "eu"),
+            ),
             (
                 "the header twice",
-                call()
+                call(tool, json!({"region": "eu"}))
                     .header("mcp-param-region", "eu")
                     .repeat_header("mcp-param-region", "eu"),
             ),
+            (
+                "a wrapper that does not decode",
+                call(tool, json!({"region": "eu"})).header("mcp-param-region", "=?base64?ZXU?="),
+            ),
         ];
         for (case, raw) in &cases {
-            same(&pair, &format!("{tool}: {case}"), raw).await;
+            let (refused, _) = same(&pair, &format!("{tool}: {case}"), raw).await;
+            assert_eq!(refused.status, 400, "{tool}: {case}: {refused:?}");
         }
-        let (refused, _) = same(&pair, tool, &cases[1].1).await;
-        assert_eq!(refused.status, 400, "{tool}: {refused:?}");
     }
+    // The retired build's headers matching: the call goes on to be refused by its
+    // family (no token), alike on both.
+    let retired = call("regional_v0", json!({"region": "eu"})).header("mcp-param-region", "eu");
+    same(&pair, "a retired build's matching header", &retired).await;
 }
 
 /// Serves `router` on a loopback port for the rest of the test.

@@ -653,7 +653,7 @@ impl Builder<SagaServer> {
     /// rmcp still answers every other request and every refusal: a call is served
     /// directly only after the checks rmcp makes (allowed `Host` and `Origin`, `Accept`,
     /// the JSON-RPC message, `MCP-Protocol-Version` and `_meta`, `Mcp-Method` /
-    /// `Mcp-Name`) are seen to pass. A call that asks for progress or log messages gets
+    /// `Mcp-Name` / `Mcp-Param-*`) are seen to pass. A call that asks for progress or log messages gets
     /// them as rmcp would send them: one JSON answer if it sent none, otherwise an SSE
     /// stream of its notifications, then its answer. The answers are the same either way;
     /// the direct path costs less CPU per call (BENCHMARKS.md). On it,

@@ -13,7 +13,7 @@
 //! | a request's head | `head.rs` | what a transport put beside a request, read into its context |
 //! | authorization | `auth/` | the bearer-token layer in front of the guard (feature `oauth`) |
 //! | the wire formats | `wire/` | translations of the seed formats into MRTR and back |
-//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs`, `forwarded.rs`, `error.rs`, `sse.rs` | who calls, what is in flight, the bounds, why serving stopped, a call's events written |
+//! | ground | `principal.rs`, `in_flight.rs`, `limits.rs`, `json_check/`, `tries.rs`, `forwarded.rs`, `error.rs`, `sse.rs`, `param_headers.rs` | who calls, what is in flight, the bounds, why serving stopped, a call's events written, SEP-2243's headers |
 
 #[cfg(feature = "oauth")]
 pub mod auth;
@@ -27,6 +27,7 @@ mod http;
 mod in_flight;
 pub(crate) mod json_check;
 mod limits;
+mod param_headers;
 mod principal;
 mod replay;
 pub(crate) mod route;

@@ -71,8 +71,9 @@ impl Default for InspectRequest {
 pub(super) struct ServedTool {
     pub(super) tool: Tool,
     pub(super) saga: Saga,
-    /// See [`SagaTools::is_direct`].
-    pub(super) direct: bool,
+    /// The arguments its schema puts in `Mcp-Param-*` headers (SEP-2243), checked as rmcp
+    /// checks them: see [`SagaTools::headers_pass`].
+    pub(super) param_headers: super::param_headers::ParamHeaders,
     /// Listed and callable; false for a tool only retired builds finish the calls of.
     pub(super) listed: bool,
     /// The tool's diagram when `tools/list` leaves it out (a listed one is in `tool`).
@@ -312,12 +313,12 @@ impl SagaTools {
             {
                 return Err(BuildError::DuplicateTool(tool.name.to_string()));
             }
-            let direct = !mentions_param_headers(&tool.input_schema);
+            let param_headers = super::param_headers::ParamHeaders::of(&tool.input_schema);
             let unlisted_diagram = unlisted_diagrams.remove(tool.name.as_ref());
             entries.push(ServedTool {
                 tool,
                 saga,
-                direct,
+                param_headers,
                 listed: true,
                 unlisted_diagram,
             });
@@ -343,11 +344,11 @@ impl SagaTools {
                     by_name.insert(tool.name.to_string(), entries.len());
                     // rmcp checks `Mcp-Param-*` headers against the schema it finds for
                     // the name, this retired build's (`SagaServer::get_tool`).
-                    let direct = !mentions_param_headers(&tool.input_schema);
+                    let param_headers = super::param_headers::ParamHeaders::of(&tool.input_schema);
                     entries.push(ServedTool {
                         tool,
                         saga,
-                        direct,
+                        param_headers,
                         listed: false,
                         unlisted_diagram: None,
                     });
@@ -682,33 +683,22 @@ impl SagaTools {
         )
     }
 
-    /// Whether `name` is a tool whose `tools/call` rmcp's transport validates only
-    /// through the body and the standard headers, so that the direct path may serve it:
-    /// a tool whose input schema marks arguments for `Mcp-Param-*` headers (SEP-2243)
-    /// has those headers checked against its arguments by rmcp, which the direct path
-    /// leaves to rmcp.
-    pub(crate) fn is_direct(&self, name: &str) -> bool {
-        self.inner
-            .by_name
-            .get(name)
-            .is_some_and(|&index| self.inner.entries[index].direct)
+    /// Whether `name` is a tool (current or retired) whose `Mcp-Param-*` headers
+    /// (SEP-2243) rmcp's transport would let pass for a `tools/call` with `arguments`,
+    /// so that the direct path may serve it; `false` for an unknown name, which rmcp
+    /// answers.
+    pub(crate) fn headers_pass(
+        &self,
+        name: &str,
+        headers: &http::HeaderMap,
+        arguments: Option<&rmcp::model::JsonObject>,
+    ) -> bool {
+        self.inner.by_name.get(name).is_some_and(|&index| {
+            self.inner.entries[index]
+                .param_headers
+                .pass(headers, arguments)
+        })
     }
-}
-
-/// Whether a tool's input schema names `x-mcp-header` anywhere (SEP-2243's annotation
-/// that puts an argument in an `Mcp-Param-*` header): read broadly, so that any schema
-/// rmcp might check headers against is left to rmcp.
-fn mentions_param_headers(schema: &rmcp::model::JsonObject) -> bool {
-    fn mentions(value: &serde_json::Value) -> bool {
-        match value {
-            serde_json::Value::Object(object) => mentions_param_headers(object),
-            serde_json::Value::Array(items) => items.iter().any(mentions),
-            _ => false,
-        }
-    }
-    schema
-        .iter()
-        .any(|(key, value)| key == "x-mcp-header" || mentions(value))
 }
 
 /// The `_meta` key naming the server that produced a result.
@@ -758,33 +748,5 @@ impl crate::tasks::Host for SagaTools {
 
     fn model(&self) -> Option<Arc<crate::engine::caller::model::ServerModel>> {
         self.server_model()
-    }
-}
-
-#[cfg(test)]
-mod param_header_tests {
-    use super::mentions_param_headers;
-
-    fn schema(value: serde_json::Value) -> rmcp::model::JsonObject {
-        value.as_object().cloned().expect("an object")
-    }
-
-    #[test]
-    fn an_annotation_anywhere_in_the_schema_is_found() {
-        let plain = schema(serde_json::json!({
-            "type": "object",
-            "properties": {"region": {"type": "string", "description": "x-mcp-header"}},
-        }));
-        assert!(!mentions_param_headers(&plain));
-        for annotated in [
-            serde_json::json!({"type": "object", "x-mcp-header": "Root"}),
-            serde_json::json!({"properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
-            serde_json::json!({"properties": {"a": {"anyOf": [[{"x-mcp-header": "Deep"}]]}}}),
-        ] {
-            assert!(
-                mentions_param_headers(&schema(annotated.clone())),
-                "{annotated}"
-            );
-        }
     }
 }

@@ -24,9 +24,9 @@
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
 //! 5. `Mcp-Method` and `Mcp-Name` (SEP-2243) are single and match the body (a name in
-//!    SEP-2243's Base64 wrapper decoded as rmcp decodes it), and the tool's schema names no
-//!    `Mcp-Param-*` header: rmcp reads such headers only for a tool whose schema names
-//!    them, so for any other tool they are ignored here as there;
+//!    SEP-2243's Base64 wrapper decoded as rmcp decodes it), and each `Mcp-Param-*` header
+//!    the tool's schema names matches its argument (`serve::param_headers`; rmcp reads no
+//!    other, so any other is ignored here as there);
 //! 6. nothing more: a call whose `_meta` asks for progress or log messages gets them,
 //!    written as rmcp writes them ([`super::notified`]), or, for a client that asked to be
 //!    streamed through the call's checkpoints (`resumableRequests`), in that stream
@@ -57,6 +57,7 @@ use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::{SagaContext, StatelessMeta};
 use crate::serve::json_check::{self, JsonBudget};
+use crate::serve::param_headers;
 use crate::serve::route::{self, Door, Route, Routed};
 use crate::serve::streamed;
 use crate::serve::tools::SagaTools;
@@ -67,9 +68,6 @@ use crate::serve::wire::resumable::{self, GET_STATUS, RESUME};
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
-/// SEP-2243's wrapper of a header value that is not plain ASCII: `=?base64?…?=`.
-const BASE64_PREFIX: &str = "=?base64?";
-const BASE64_SUFFIX: &str = "?=";
 const TOOLS_CALL: &str = "tools/call";
 
 /// A JSON-RPC `tools/call` request, read with rmcp's own types for every field.
@@ -464,7 +462,7 @@ impl Direct {
         {
             return None;
         }
-        let name_header = tool_name(sole(headers, NAME_HEADER)?)?;
+        let name_header = param_headers::decode(sole(headers, NAME_HEADER)?)?;
         let CallMessage {
             id: CallId(id),
             mut params,
@@ -478,7 +476,9 @@ impl Direct {
         let capabilities = resumable::capabilities_of(&meta)?;
         if !names_2026_07_28(&meta)
             || *params.name != *name_header
-            || !self.tools.is_direct(&params.name)
+            || !self
+                .tools
+                .headers_pass(&params.name, headers, params.arguments.as_ref())
         {
             return None;
         }
@@ -558,23 +558,6 @@ fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
         .get(META_PROTOCOL_VERSION)
         .and_then(serde_json::Value::as_str)
         == Some(ProtocolVersion::V_2026_07_28.as_str())
-}
-
-/// The tool name an `Mcp-Name` value says, read as rmcp reads it: in SEP-2243's wrapper,
-/// standard Base64 of UTF-8 text; otherwise the value itself. `None` for a wrapper that
-/// does not decode, which rmcp refuses (and so answers).
-fn tool_name(value: &str) -> Option<std::borrow::Cow<'_, str>> {
-    use base64::Engine as _;
-    match value
-        .strip_prefix(BASE64_PREFIX)
-        .and_then(|inner| inner.strip_suffix(BASE64_SUFFIX))
-    {
-        Some(inner) => {
-            let bytes = base64::prelude::BASE64_STANDARD.decode(inner).ok()?;
-            String::from_utf8(bytes).ok().map(std::borrow::Cow::Owned)
-        }
-        None => Some(std::borrow::Cow::Borrowed(value)),
-    }
 }
 
 /// The only value of the header `name`, as text; `None` when it is absent, repeated or
@@ -814,26 +797,6 @@ mod tests {
         assert!(host_admitted(&local, &parts(Some("LOCALHOST:1"))));
         assert!(!host_admitted(&local, &parts(Some("example.com"))));
         assert!(!host_admitted(&local, &parts(Some("a b"))));
-    }
-
-    /// `Mcp-Name` in SEP-2243's wrapper reads as rmcp reads it; a wrapper that does not
-    /// decode is no name (rmcp refuses it).
-    #[test]
-    fn a_wrapped_name_is_decoded_as_rmcp_decodes_it() {
-        assert_eq!(tool_name("probe").as_deref(), Some("probe"));
-        assert_eq!(tool_name("=?base64?cHJvYmU=?=").as_deref(), Some("probe"));
-        assert_eq!(
-            tool_name("=?base64?w6lsYW4=?=").as_deref(),
-            Some("\u{e9}lan")
-        );
-        // Not the wrapper: taken as it is.
-        assert_eq!(
-            tool_name("=?base64?cHJvYmU=").as_deref(),
-            Some("=?base64?cHJvYmU=")
-        );
-        for broken in ["=?base64?cHJvYmU?=", "=?base64?!!!?=", "=?base64?/w==?="] {
-            assert_eq!(tool_name(broken), None, "{broken}");
-        }
     }
 
     #[test]
