@@ -470,20 +470,14 @@ impl SagaContext {
         let Some(min) = self.min_log_level else {
             return;
         };
-        if severity(level) < severity(min) || (self.peer.is_none() && self.outbox.is_none()) {
+        if severity(level) < severity(min) || !self.can_notify() {
             return;
         }
         let param = LoggingMessageNotificationParam::new(level, data.into());
-        if let Some(peer) = &self.peer {
-            if let Err(error) = peer.notify_logging_message(param).await {
-                tracing::debug!(%error, "a log notification could not be sent");
-            }
-        } else if let Some(outbox) = &self.outbox {
-            let notification = Notification::new(param);
-            outbox
-                .send(ServerNotification::LoggingMessageNotification(notification))
-                .await;
-        }
+        self.notify(ServerNotification::LoggingMessageNotification(
+            Notification::new(param),
+        ))
+        .await;
     }
 
     /// Reports progress on this request, if the client asked for it (a `progressToken`
@@ -502,7 +496,7 @@ impl SagaContext {
             sink.report(text);
             return;
         }
-        if self.peer.is_none() && self.outbox.is_none() {
+        if !self.can_notify() {
             return;
         }
         let Some(token) = self.declared.0.meta.get_progress_token() else {
@@ -511,15 +505,26 @@ impl SagaContext {
         let mut param = ProgressNotificationParam::new(token, progress);
         param.total = total;
         param.message = message;
+        self.notify(ServerNotification::ProgressNotification(Notification::new(
+            param,
+        )))
+        .await;
+    }
+
+    /// Whether a notification of this request reaches anyone: its session's peer (or
+    /// rmcp's per-request one), or the response saga writes itself (`outbox`).
+    fn can_notify(&self) -> bool {
+        self.peer.is_some() || self.outbox.is_some()
+    }
+
+    /// Sends `notification` where this request's notifications go ([`Self::can_notify`]).
+    async fn notify(&self, notification: ServerNotification) {
         if let Some(peer) = &self.peer {
-            if let Err(error) = peer.notify_progress(param).await {
-                tracing::debug!(%error, "a progress notification could not be sent");
+            if let Err(error) = peer.send_notification(notification).await {
+                tracing::debug!(%error, "a notification could not be sent");
             }
         } else if let Some(outbox) = &self.outbox {
-            let notification = Notification::new(param);
-            outbox
-                .send(ServerNotification::ProgressNotification(notification))
-                .await;
+            outbox.send(notification).await;
         }
     }
 
