@@ -344,14 +344,7 @@ fn detached<'a>(
     );
     Either::Right(run.map(|joined| {
         joined.unwrap_or_else(|error| {
-            // A panic's text is for the log: it may name what the caller should not see.
-            match error.try_into_panic() {
-                Ok(panic) => {
-                    let message = crate::engine::runner::unwind::panic_message(&*panic);
-                    tracing::error!(panic = %crate::log::Escaped(message), "a round stopped by a panic outside its steps");
-                }
-                Err(error) => tracing::error!(%error, "a round stopped before it answered"),
-            }
+            crate::engine::runner::unwind::log_task_failure(error, "a round");
             Err(ErrorData::internal_error(
                 "the round stopped before it answered",
                 None,

@@ -76,7 +76,7 @@ pub(crate) fn spawned<T: Send + 'static>(
     let task = AbortOnDropHandle::new(tokio::spawn(run.in_current_span()));
     async move {
         task.await
-            .inspect_err(|error| tracing::error!(%error, "a streamed call's task failed"))
+            .map_err(|error| crate::engine::runner::unwind::log_task_failure(error, "a call"))
             .ok()
     }
     .boxed()
@@ -111,6 +111,12 @@ impl Events {
             keep_alive,
             framing,
         } = self;
+        let mut inbox = inbox;
+        if answered.is_some() {
+            // The call answered before the stream began: what it queued before goes out
+            // first, nothing after (see `poll_next`).
+            inbox.close();
+        }
         let stream = EventStream {
             first,
             answer,
@@ -215,6 +221,38 @@ mod tests {
             Framing::Message.event(b"{}"),
             Bytes::from_static(b"event: message\ndata: {}\n\n")
         );
+    }
+
+    /// A stream whose call answered before it began takes what was queued before, then
+    /// the answer; nothing sent after can get in ahead of the answer.
+    #[tokio::test]
+    async fn an_answer_in_before_the_stream_closes_its_queue() {
+        use crate::engine::caller::outbox::Outbox;
+        use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, Notification};
+        let note = |text: &str| {
+            ServerNotification::LoggingMessageNotification(Notification::new(
+                LoggingMessageNotificationParam::new(LoggingLevel::Info, text.into()),
+            ))
+        };
+        let (outbox, inbox) = Outbox::channel();
+        assert!(outbox.send(note("before")).await);
+        let response = Events {
+            first: None,
+            answer: None,
+            answered: Some(b"{}".to_vec()),
+            inbox,
+            keep_alive: None,
+            framing: Framing::Data,
+        }
+        .into_response();
+        assert!(!outbox.send(note("after")).await, "the queue is closed");
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("the body reads");
+        let text = String::from_utf8(body.to_vec()).expect("text");
+        assert!(text.contains("\"before\""), "{text}");
+        assert!(!text.contains("\"after\""), "{text}");
+        assert!(text.ends_with("data: {}\n\n"), "{text}");
     }
 
     /// A resume policy sent through a call's queue is written byte for byte as the

@@ -61,6 +61,7 @@ pub(crate) fn respond(
         ),
         None => None,
     };
+    let failed_id = id.clone();
     let (outbox, inbox) = Outbox::channel();
     let cx = cx.with_outbox(outbox.clone());
     let run = async move {
@@ -86,12 +87,12 @@ pub(crate) fn respond(
             }
         }
     };
-    let answer = super::sse::spawned(run).map(|json| {
+    let answer = super::sse::spawned(run).map(move |json| {
         json.unwrap_or_else(|| {
-            let error = ErrorData::internal_error("the call failed", None);
-            serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error})
-                .to_string()
-                .into_bytes()
+            // A panic outside the steps answers as a round's does (`route::detached`).
+            let error = ErrorData::internal_error("the call stopped before it answered", None);
+            let message = ServerJsonRpcMessage::error(error, Some(failed_id));
+            serde_json::to_vec(&message).unwrap_or_default()
         })
     });
     Ok(Events {

@@ -76,3 +76,16 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(a panic payload that is not a string)")
 }
+
+/// Logs why a task that runs a call ended without its answer: a panic outside the
+/// steps (its text escaped, and for the log only: it may name what the caller should
+/// not see), or its abort. `what` says which run it was.
+pub(crate) fn log_task_failure(error: tokio::task::JoinError, what: &str) {
+    match error.try_into_panic() {
+        Ok(panic) => {
+            let message = panic_message(&*panic);
+            tracing::error!(panic = %Escaped(message), "{what} stopped by a panic outside its steps");
+        }
+        Err(error) => tracing::error!(%error, "{what} stopped before it answered"),
+    }
+}

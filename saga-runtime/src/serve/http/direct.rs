@@ -257,6 +257,7 @@ impl Direct {
     /// uses (the tools, not a borrow of them): it runs in a task of its own.
     fn run_notifying(&self, call: DirectCall) -> BoxFuture<'_, Response> {
         let DirectCall { id, params, cx, .. } = call;
+        let failed_id = id.clone();
         let (outbox, inbox) = Outbox::channel();
         let cx = cx.with_outbox(outbox);
         let direct = self.clone();
@@ -280,7 +281,12 @@ impl Direct {
             let (message, server_info) = direct.message(result, id, declared_tasks);
             Answer::Written(written(&message, server_info))
         };
-        super::notified::respond(answer, inbox, self.keep_alive).boxed()
+        // A panic outside the tool's steps answers as a round's does (`route::detached`).
+        let failed = move || {
+            let error = ErrorData::internal_error("the call stopped before it answered", None);
+            written(&ServerJsonRpcMessage::error(error, Some(failed_id)), None)
+        };
+        super::notified::respond(answer, inbox, self.keep_alive, failed).boxed()
     }
 
     /// The response to a call's `result`, as rmcp writes it around `call_tool`.

@@ -13,9 +13,9 @@
 //! serves the call, and this module its notifications
 //! ([`crate::engine::caller::outbox`]).
 //!
-//! The call runs as the response is read, so a client that leaves drops it, as it drops
-//! a plain call. A notification sent after the answer is written is dropped: the
-//! response has ended.
+//! The call runs in a task of its own, aborted when the response is dropped: a client
+//! that leaves drops it, as it drops a plain call, and one that stops reading cannot hold
+//! it past its run-time bound. A notification sent after the answer is in is dropped.
 
 use std::time::Duration;
 
@@ -68,23 +68,20 @@ impl Written {
     }
 }
 
-/// The response of a call that answered before it sent anything; `None`, its task failed.
-fn answered_alone(answer: Option<Answer>) -> Response {
+/// The response of a call that answered before it sent anything; `None`, its task
+/// failed, and `failed` writes what it answers then.
+fn answered_alone(answer: Option<Answer>, failed: impl FnOnce() -> Written) -> Response {
     match answer {
         Some(answer) => answer.into_response(),
-        None => refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            INTERNAL_ERROR,
-            "the call failed",
-        ),
+        None => failed().into_response(),
     }
 }
 
 /// The last event's JSON of a call that answered after a notification.
-fn answer_json(answer: Option<Answer>) -> Vec<u8> {
+fn answer_json(answer: Option<Answer>, failed: impl FnOnce() -> Written) -> Vec<u8> {
     match answer {
         Some(answer) => answer.into_json(),
-        None => failed_json("the call failed"),
+        None => failed().into_json(),
     }
 }
 
@@ -127,11 +124,13 @@ impl Answer {
 
 /// The response of a call whose answer `answer` writes and whose notifications arrive in
 /// `inbox`: JSON if the answer comes before any notification, otherwise a stream. The
-/// call runs in a task of its own ([`sse::spawned`](crate::serve::sse::spawned)).
+/// call runs in a task of its own ([`sse::spawned`](crate::serve::sse::spawned)); if that
+/// task fails (a panic outside the tool's steps), `failed` writes the answer.
 pub(super) async fn respond(
     answer: impl Future<Output = Answer> + Send + 'static,
     mut inbox: Inbox,
     keep_alive: Option<Duration>,
+    failed: impl FnOnce() -> Written + Send + 'static,
 ) -> Response {
     let mut answer = crate::serve::sse::spawned(answer);
     let (first, answered) = tokio::select! {
@@ -140,19 +139,26 @@ pub(super) async fn respond(
         notice = inbox.recv() => match notice {
             Some(notice) => (notice, None),
             // No sender left while the call runs: nothing can come but the answer.
-            None => return answered_alone(answer.await),
+            None => return answered_alone(answer.await, failed),
         },
         answered = &mut answer => match inbox.try_recv() {
             // Sent within the poll that answered: still first.
             Ok(notice) => (notice, Some(answered)),
-            Err(_) => return answered_alone(answered),
+            Err(_) => return answered_alone(answered, failed),
         },
+    };
+    // The call still runs unless it answered in the poll that sent the first notice.
+    let (answer, answered) = match answered {
+        Some(answered) => (None, Some(answer_json(answered, failed))),
+        None => (
+            Some(answer.map(|answer| answer_json(answer, failed)).boxed()),
+            None,
+        ),
     };
     Events {
         first: Framing::Data.notification(first),
-        // The call still runs unless it answered in the poll that sent the first notice.
-        answer: answered.is_none().then(|| answer.map(answer_json).boxed()),
-        answered: answered.map(answer_json),
+        answer,
+        answered,
         inbox,
         keep_alive,
         framing: Framing::Data,
@@ -182,6 +188,13 @@ mod tests {
         })
     }
 
+    fn failed() -> Written {
+        Written {
+            status: StatusCode::OK,
+            body: Ok(br#"{"failed":true}"#.to_vec()),
+        }
+    }
+
     async fn body_text(response: Response) -> String {
         let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await
@@ -203,7 +216,7 @@ mod tests {
             let _outbox = outbox;
             answer("a")
         };
-        let response = respond(call.boxed(), inbox, None).await;
+        let response = respond(call.boxed(), inbox, None, failed).await;
         assert_eq!(content_type(&response), "application/json");
         assert_eq!(body_text(response).await, r#"{"answer":"a"}"#);
     }
@@ -219,7 +232,7 @@ mod tests {
             outbox.send(note("two")).await;
             answer("b")
         };
-        let response = respond(call.boxed(), inbox, None).await;
+        let response = respond(call.boxed(), inbox, None, failed).await;
         assert_eq!(content_type(&response), "text/event-stream");
         let text = body_text(response).await;
         late.send(note("late")).await;
@@ -239,7 +252,7 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(25)).await;
             answer("c")
         };
-        let response = respond(call.boxed(), inbox, Some(Duration::from_secs(10))).await;
+        let response = respond(call.boxed(), inbox, Some(Duration::from_secs(10)), failed).await;
         let mut body = response.into_body().into_data_stream();
         let mut chunks = Vec::new();
         while let Some(chunk) = body.next().await {
@@ -267,7 +280,7 @@ mod tests {
             tokio::task::yield_now().await;
             answer("d")
         };
-        let response = respond(call, inbox, None).await;
+        let response = respond(call, inbox, None, failed).await;
         // A guard against a hang, not a measure of time.
         let text = tokio::time::timeout(Duration::from_secs(60), body_text(response))
             .await
@@ -276,6 +289,33 @@ mod tests {
         chatter
             .await
             .expect("the chatter stops once its sends are refused");
+    }
+
+    /// A call whose task fails (a panic outside the tool's steps) answers what `failed`
+    /// writes, before or after its notifications.
+    #[tokio::test]
+    async fn a_call_whose_task_fails_answers_as_told() {
+        let (outbox, inbox) = Outbox::channel();
+        let call = async move {
+            let _outbox = outbox;
+            if true {
+                panic!("outside the steps");
+            }
+            answer("never")
+        };
+        let response = respond(call, inbox, None, failed).await;
+        assert_eq!(body_text(response).await, r#"{"failed":true}"#);
+        let (outbox, inbox) = Outbox::channel();
+        let call = async move {
+            outbox.send(note("one")).await;
+            tokio::task::yield_now().await;
+            if true {
+                panic!("outside the steps");
+            }
+            answer("never")
+        };
+        let text = body_text(respond(call, inbox, None, failed).await).await;
+        assert!(text.ends_with("data: {\"failed\":true}\n\n"), "{text}");
     }
 
     /// Dropping the response (its client left) drops the call.
@@ -289,7 +329,7 @@ mod tests {
             std::future::pending::<()>().await;
             answer("never")
         };
-        let response = respond(call.boxed(), inbox, None).await;
+        let response = respond(call.boxed(), inbox, None, failed).await;
         let mut body = response.into_body().into_data_stream();
         assert!(body.next().await.is_some());
         drop(body);
