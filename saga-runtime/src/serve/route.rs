@@ -345,12 +345,15 @@ fn detached<'a>(
     Either::Right(run.map(|joined| {
         joined.unwrap_or_else(|error| {
             crate::engine::runner::unwind::log_task_failure(error, "a round");
-            Err(ErrorData::internal_error(
-                "the round stopped before it answered",
-                None,
-            ))
+            Err(stopped_before_answering())
         })
     }))
+}
+
+/// What a call whose task stopped before it answered (a panic outside its steps, which
+/// the log names) answers, on every path that runs a call in a task of its own.
+pub(crate) fn stopped_before_answering() -> ErrorData {
+    ErrorData::internal_error("the round stopped before it answered", None)
 }
 
 /// What a round refused before it starts, for want of room to run detached, answers:

@@ -85,14 +85,19 @@ pub(crate) fn spawned<T: Send + 'static>(
 /// The comment that keeps a quiet stream open, as rmcp's streams write it.
 const KEEP_ALIVE: &[u8] = b":\n\n";
 
+/// A call's answer, as a stream is given it.
+pub(crate) enum Answer {
+    /// The call runs: its answer's JSON once it ends.
+    Running(BoxFuture<'static, Vec<u8>>),
+    /// The call has answered (this JSON) before the stream began.
+    Ready(Vec<u8>),
+}
+
 /// The parts of a streamed response.
 pub(crate) struct Events {
     /// An event already taken from the call (the one that decided to stream), sent first.
     pub(crate) first: Option<Bytes>,
-    /// The call, until it answers: its answer's JSON.
-    pub(crate) answer: Option<BoxFuture<'static, Vec<u8>>>,
-    /// The answer when the call gave it before the stream began.
-    pub(crate) answered: Option<Vec<u8>>,
+    pub(crate) answer: Answer,
     /// What the call sends before its answer.
     pub(crate) inbox: Inbox,
     /// How often a quiet stream gets a comment; `None`, never.
@@ -106,25 +111,25 @@ impl Events {
         let Events {
             first,
             answer,
-            answered,
-            inbox,
+            mut inbox,
             keep_alive,
             framing,
         } = self;
-        let mut inbox = inbox;
-        if answered.is_some() {
-            // The call answered before the stream began: what it queued before goes out
-            // first, nothing after (see `poll_next`).
-            inbox.close();
-        }
+        let last = match answer {
+            Answer::Running(answer) => Last::Running(answer),
+            Answer::Ready(json) => {
+                // What the call queued before it answered goes out first, nothing after
+                // (see `poll_next`).
+                inbox.close();
+                Last::Ready(framing.event(&json))
+            }
+        };
         let stream = EventStream {
             first,
-            answer,
-            answered: answered.map(|json| framing.event(&json)),
+            last,
             inbox,
             keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
             framing,
-            done: false,
         };
         let mut response = Response::new(Body::from_stream(stream));
         let headers = response.headers_mut();
@@ -139,18 +144,23 @@ impl Events {
     }
 }
 
-/// The body: the call, polled as the body is read, and what it sent.
+/// Where a stream is with its call's answer.
+enum Last {
+    Running(BoxFuture<'static, Vec<u8>>),
+    /// The answer's event, written after every notification queued before it.
+    Ready(Bytes),
+    /// The answer is written: nothing follows it.
+    Written,
+}
+
+/// The body: what the call sent, then its answer.
 struct EventStream {
     first: Option<Bytes>,
-    answer: Option<BoxFuture<'static, Vec<u8>>>,
-    /// The answer, written after every notification the call sent before it.
-    answered: Option<Bytes>,
+    last: Last,
     inbox: Inbox,
     /// How often a quiet stream gets a comment, and when the next one is due.
     keep_alive: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
     framing: Framing,
-    /// The answer is written: nothing follows it.
-    done: bool,
 }
 
 impl futures::Stream for EventStream {
@@ -161,17 +171,18 @@ impl futures::Stream for EventStream {
         if let Some(first) = this.first.take() {
             return Poll::Ready(Some(Ok(first)));
         }
-        if this.done {
-            return Poll::Ready(None);
-        }
-        if let Some(answer) = this.answer.as_mut()
-            && let Poll::Ready(json) = answer.as_mut().poll(cx)
-        {
-            this.answer = None;
-            this.answered = Some(this.framing.event(&json));
-            // What the call queued before it answered still goes out first; nothing sent
-            // after (a clone of its context kept elsewhere) can hold the answer back.
-            this.inbox.close();
+        match &mut this.last {
+            Last::Written => return Poll::Ready(None),
+            Last::Running(answer) => {
+                if let Poll::Ready(json) = answer.as_mut().poll(cx) {
+                    this.last = Last::Ready(this.framing.event(&json));
+                    // What the call queued before it answered still goes out first;
+                    // nothing sent after (a clone of its context kept elsewhere) can hold
+                    // the answer back.
+                    this.inbox.close();
+                }
+            }
+            Last::Ready(_) => {}
         }
         while let Poll::Ready(Some(notice)) = this.inbox.poll_recv(cx) {
             if let Some(event) = this.framing.notification(notice) {
@@ -179,11 +190,10 @@ impl futures::Stream for EventStream {
                 return Poll::Ready(Some(Ok(event)));
             }
         }
-        // Every notification sent before the answer has been read (a sender outside the
-        // call, such as a round that goes on in a task of its own, cannot hold it back).
-        if let Some(answered) = this.answered.take() {
-            this.done = true;
-            return Poll::Ready(Some(Ok(answered)));
+        if matches!(this.last, Last::Ready(_))
+            && let Last::Ready(answer) = std::mem::replace(&mut this.last, Last::Written)
+        {
+            return Poll::Ready(Some(Ok(answer)));
         }
         if let Some((_, due)) = this.keep_alive.as_mut()
             && due.as_mut().poll(cx).is_ready()
@@ -238,8 +248,7 @@ mod tests {
         assert!(outbox.send(note("before")).await);
         let response = Events {
             first: None,
-            answer: None,
-            answered: Some(b"{}".to_vec()),
+            answer: Answer::Ready(b"{}".to_vec()),
             inbox,
             keep_alive: None,
             framing: Framing::Data,

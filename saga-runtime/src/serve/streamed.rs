@@ -89,16 +89,14 @@ pub(crate) fn respond(
     };
     let answer = super::sse::spawned(run).map(move |json| {
         json.unwrap_or_else(|| {
-            // A panic outside the steps answers as a round's does (`route::detached`).
-            let error = ErrorData::internal_error("the call stopped before it answered", None);
+            let error = super::route::stopped_before_answering();
             let message = ServerJsonRpcMessage::error(error, Some(failed_id));
             serde_json::to_vec(&message).unwrap_or_default()
         })
     });
     Ok(Events {
         first: None,
-        answer: Some(Box::pin(answer)),
-        answered: None,
+        answer: super::sse::Answer::Running(Box::pin(answer)),
         inbox,
         keep_alive: None,
         framing: Framing::Message,

@@ -55,7 +55,8 @@ use super::hosts::{Authority, Origins, host_admitted};
 use super::notified::{Answer, Written};
 use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
-use crate::engine::{SagaContext, StatelessMeta};
+use crate::engine::runner::family::Saga;
+use crate::engine::{Call, SagaContext, StatelessMeta};
 use crate::serve::json_check::{self, JsonBudget};
 use crate::serve::param_headers;
 use crate::serve::route::{self, Door, Route, Routed};
@@ -235,13 +236,9 @@ impl Direct {
                 .and_then(|call| route::routed(&self.tools, call, &cx, Door::StreamableCall))
             {
                 Ok(Routed::Run(run)) => run,
+                // The stream owns its context; this one stays lent to `routed`'s type.
                 Ok(Routed::Streamed(saga, call)) => {
-                    // The stream owns its context; this one stays lent to `routed`'s type.
-                    let (saga, cx) = (saga.clone(), cx.clone());
-                    return streamed::respond(self.tools.clone(), id.clone(), saga, call, cx)
-                        .unwrap_or_else(|error| {
-                            respond(&ServerJsonRpcMessage::error(error, Some(id)))
-                        });
+                    return self.streamed(id, saga, call, cx.clone());
                 }
                 Err(error) => return self.answer(Err(error), id, declared_tasks),
             };
@@ -268,22 +265,15 @@ impl Direct {
             {
                 Ok(Routed::Run(run)) => run.await,
                 Ok(Routed::Streamed(saga, call)) => {
-                    let (saga, cx) = (saga.clone(), cx.clone());
-                    let tools = direct.tools.clone();
-                    return Answer::Own(
-                        streamed::respond(tools, id.clone(), saga, call, cx).unwrap_or_else(
-                            |error| respond(&ServerJsonRpcMessage::error(error, Some(id))),
-                        ),
-                    );
+                    return Answer::Own(direct.streamed(id, saga, call, cx.clone()));
                 }
                 Err(error) => Err(error),
             };
             let (message, server_info) = direct.message(result, id, declared_tasks);
             Answer::Written(written(&message, server_info))
         };
-        // A panic outside the tool's steps answers as a round's does (`route::detached`).
         let failed = move || {
-            let error = ErrorData::internal_error("the call stopped before it answered", None);
+            let error = route::stopped_before_answering();
             written(&ServerJsonRpcMessage::error(error, Some(failed_id)), None)
         };
         super::notified::respond(answer, inbox, self.keep_alive, failed).boxed()
@@ -414,24 +404,26 @@ impl Direct {
             );
             return respond(&ServerJsonRpcMessage::error(error, Some(id)));
         }
-        let call = crate::engine::Call {
+        let call = Call {
             method: TOOLS_CALL.to_owned(),
             name: ticket.name,
             arguments: ticket.arguments,
             request_state: Some(ticket.state),
-            ..crate::engine::Call::default()
+            ..Call::default()
         };
-        let streamed = match route::route(&self.tools, &call, &cx, Door::Resume) {
-            Ok(Route::Streamed(saga)) => {
-                streamed::respond(self.tools.clone(), id.clone(), saga.clone(), call, cx)
-            }
-            Ok(_) => Err(ErrorData::internal_error(
-                "a resumed call is always streamed",
-                None,
-            )),
-            Err(error) => Err(error),
+        let error = match route::route(&self.tools, &call, &cx, Door::Resume) {
+            Ok(Route::Streamed(saga)) => return self.streamed(id, saga, call, cx),
+            Ok(_) => ErrorData::internal_error("a resumed call is always streamed", None),
+            Err(error) => error,
         };
-        streamed.unwrap_or_else(|error| respond(&ServerJsonRpcMessage::error(error, Some(id))))
+        respond(&ServerJsonRpcMessage::error(error, Some(id)))
+    }
+
+    /// The streamed response of `call` (seed 002, `serve::streamed`), request `id`, or the
+    /// error it was refused with.
+    fn streamed(&self, id: RequestId, saga: &Saga, call: Call, cx: SagaContext) -> Response {
+        streamed::respond(self.tools.clone(), id.clone(), saga.clone(), call, cx)
+            .unwrap_or_else(|error| respond(&ServerJsonRpcMessage::error(error, Some(id))))
     }
 
     /// The checks every request this path serves passes first: the MCP endpoint's path, no

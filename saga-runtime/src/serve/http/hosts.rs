@@ -96,16 +96,6 @@ impl Origin {
     }
 }
 
-/// The port an entry of the allowed origins names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum AllowedPort {
-    /// `:*`.
-    Any,
-    /// No port: rmcp 3.11 matches any port (and warns that a later release will not).
-    Unspecified,
-    Exact(u16),
-}
-
 /// An entry of the config's allowed origins, parsed as rmcp parses it.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum AllowedOrigin {
@@ -113,36 +103,25 @@ pub(super) enum AllowedOrigin {
     Tuple {
         scheme: String,
         host: String,
-        port: AllowedPort,
+        /// `None`: any port, for `:*` and, in rmcp 3.11, for an entry without one (rmcp
+        /// warns that a later release will match only the scheme's default there).
+        port: Option<u16>,
     },
 }
 
 impl AllowedOrigin {
     fn parse(entry: &str) -> Option<Self> {
         let entry = entry.trim();
-        if let Some(base) = entry.strip_suffix(":*") {
-            let Origin::Tuple {
-                scheme,
-                host,
-                port: None,
-            } = Origin::parse(base)?
-            else {
-                return None;
-            };
-            return Some(Self::Tuple {
-                scheme,
-                host,
-                port: AllowedPort::Any,
-            });
+        let (entry, any_port) = match entry.strip_suffix(":*") {
+            Some(base) => (base, true),
+            None => (entry, false),
+        };
+        match Origin::parse(entry)? {
+            // `:*` after `null` or after a port is no entry.
+            Origin::Null => (!any_port).then_some(Self::Null),
+            Origin::Tuple { port: Some(_), .. } if any_port => None,
+            Origin::Tuple { scheme, host, port } => Some(Self::Tuple { scheme, host, port }),
         }
-        Some(match Origin::parse(entry)? {
-            Origin::Null => Self::Null,
-            Origin::Tuple { scheme, host, port } => Self::Tuple {
-                scheme,
-                host,
-                port: port.map_or(AllowedPort::Unspecified, AllowedPort::Exact),
-            },
-        })
     }
 
     fn admits(&self, origin: &Origin) -> bool {
@@ -158,13 +137,10 @@ impl AllowedOrigin {
             ) => {
                 scheme == its_scheme
                     && host == its_host
-                    && match port {
-                        AllowedPort::Any | AllowedPort::Unspecified => true,
-                        // RFC 6454 leaves a scheme's default port out of an origin.
-                        AllowedPort::Exact(allowed) => {
-                            its_port.or_else(|| default_port(its_scheme)) == Some(*allowed)
-                        }
-                    }
+                    // RFC 6454 leaves a scheme's default port out of an origin.
+                    && port.is_none_or(|allowed| {
+                        its_port.or_else(|| default_port(its_scheme)) == Some(allowed)
+                    })
             }
             _ => false,
         }
@@ -344,6 +320,20 @@ mod tests {
             assert!(!admits(origin), "{origin}");
         }
         assert!(origins.admit(&HeaderMap::new()), "no Origin at all");
+        // `:*` after `null` or after a port is no entry, as in rmcp.
+        let broken = Origins::of(
+            &StreamableHttpServerConfig::default()
+                .with_allowed_origins(["null:*", "http://ported.example:8080:*"]),
+        );
+        for origin in [
+            "null",
+            "http://ported.example:8080",
+            "http://ported.example",
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ORIGIN, origin.parse().unwrap());
+            assert!(!broken.admit(&headers), "{origin}");
+        }
         // Checked with no allowlist: any Origin is refused, none passes.
         let strict =
             Origins::of(&StreamableHttpServerConfig::default().enforce_origin_validation());

@@ -26,7 +26,7 @@ use http::{HeaderValue, StatusCode, header};
 
 use super::refuse::refuse;
 use crate::engine::caller::outbox::Inbox;
-use crate::serve::sse::{Events, Framing};
+use crate::serve::sse::{self, Events, Framing};
 
 /// A JSON-RPC message written as JSON, with the HTTP status rmcp gives it as a response
 /// of its own; `Err` when it could not be written.
@@ -87,13 +87,9 @@ fn answer_json(answer: Option<Answer>, failed: impl FnOnce() -> Written) -> Vec<
 
 /// A JSON-RPC internal error without an id, as JSON.
 fn failed_json(message: &str) -> Vec<u8> {
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": INTERNAL_ERROR, "message": message},
-    })
-    .to_string()
-    .into_bytes()
+    super::refuse::refusal(&serde_json::Value::Null, INTERNAL_ERROR, message)
+        .to_string()
+        .into_bytes()
 }
 
 /// What a call that asked for notifications answers.
@@ -147,18 +143,13 @@ pub(super) async fn respond(
             Err(_) => return answered_alone(answered, failed),
         },
     };
-    // The call still runs unless it answered in the poll that sent the first notice.
-    let (answer, answered) = match answered {
-        Some(answered) => (None, Some(answer_json(answered, failed))),
-        None => (
-            Some(answer.map(|answer| answer_json(answer, failed)).boxed()),
-            None,
-        ),
-    };
     Events {
         first: Framing::Data.notification(first),
-        answer,
-        answered,
+        // The call still runs unless it answered in the poll that sent the first notice.
+        answer: match answered {
+            Some(answered) => sse::Answer::Ready(answer_json(answered, failed)),
+            None => sse::Answer::Running(answer.map(|answer| answer_json(answer, failed)).boxed()),
+        },
         inbox,
         keep_alive,
         framing: Framing::Data,

@@ -17,11 +17,17 @@ pub(crate) fn refuse_id(
     code: i32,
     message: &str,
 ) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let body = refusal(id, code, message);
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
     )
         .into_response()
+}
+
+/// The JSON-RPC error message of a refusal: the body [`refuse_id`] sends, or the last
+/// event of a stream whose status is already sent.
+pub(crate) fn refusal(id: &serde_json::Value, code: i32, message: &str) -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
