@@ -47,6 +47,8 @@ SAMPLE_ANSWER = {"role": "assistant", "content": {"type": "text", "text": "Yes."
 
 
 SHOW = False
+# `--list`: each saga begins with a `tools/list`, as a client that has not listed yet does.
+LIST_FIRST = False
 
 
 class SagaFailed(Exception):
@@ -60,16 +62,19 @@ class Connection:
         self.host, self.port, self.path = host, port, path
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
-        self.head = (
+        common = (
             f"POST {path} HTTP/1.1\r\n"
             f"host: {host}:{port}\r\n"
             "content-type: application/json\r\n"
             "accept: application/json, text/event-stream\r\n"
             f"mcp-protocol-version: {PROTOCOL_VERSION}\r\n"
-            "mcp-method: tools/call\r\n"
-            f"mcp-name: {TOOL}\r\n"
             + "".join(f"{name}: {value}\r\n" for name, value in EXTRA_HEADERS)
-        ).encode()
+        )
+        # SEP-2243's headers, per method: made once, not per request.
+        self.heads = {
+            "tools/call": (common + f"mcp-method: tools/call\r\nmcp-name: {TOOL}\r\n").encode(),
+            "tools/list": (common + "mcp-method: tools/list\r\n").encode(),
+        }
 
     async def post(self, body: dict) -> dict:
         if self.writer is None:
@@ -77,7 +82,7 @@ class Connection:
         data = json.dumps(body, separators=(",", ":")).encode()
         if SHOW:
             print(f"--> {data.decode()}", file=sys.stderr)
-        self.writer.write(self.head + b"content-length: %d\r\n\r\n" % len(data) + data)
+        self.writer.write(self.heads[body["method"]] + b"content-length: %d\r\n\r\n" % len(data) + data)
         assert self.reader is not None
         head = await self.reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
@@ -145,7 +150,15 @@ def only_request(result: dict, method: str) -> tuple[str, dict]:
     return key, request["params"]
 
 
+def list_tools(rid: int) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {"_meta": META}}
+
+
 async def saga(conn: Connection, rid: int, keys: set[str]) -> None:
+    if LIST_FIRST:
+        listed = result_of(await conn.post(list_tools(rid)))
+        if not any(tool.get("name") == TOOL for tool in listed.get("tools", [])):
+            raise SagaFailed(f"{TOOL} is not listed: {json.dumps(listed)[:300]}")
     r1 = result_of(await conn.post(call(rid, None, None)))
     k1, p1 = only_request(r1, "elicitation/create")
     schema = p1.get("requestedSchema", {})
@@ -193,7 +206,7 @@ async def run(url: str, sagas: int, concurrency: int) -> dict:
         "sagas": done,
         "seconds": round(seconds, 3),
         "sagas_per_s": round(done / seconds, 1),
-        "requests": done * 3,
+        "requests": done * (4 if LIST_FIRST else 3),
         "concurrency": concurrency,
         "input_request_keys": sorted(keys),
     }
@@ -206,6 +219,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--meta", default="{}", help="a JSON object merged into every request's _meta")
     parser.add_argument("--header", action="append", default=[], help="NAME:VALUE added to every request")
+    parser.add_argument("--list", action="store_true", help="begin each saga with a tools/list")
     parser.add_argument("--show", action="store_true", help="print every request and response to stderr")
     args = parser.parse_args()
     for header in args.header:
@@ -221,8 +235,9 @@ def main() -> int:
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
-    global SHOW
+    global SHOW, LIST_FIRST
     SHOW = args.show
+    LIST_FIRST = args.list
     try:
         report = runner(run(args.url, args.sagas, max(1, min(args.concurrency, args.sagas))))
     except (SagaFailed, OSError, asyncio.IncompleteReadError) as error:

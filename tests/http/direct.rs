@@ -1249,3 +1249,157 @@ async fn the_listeners_shortcut_to_the_guard_answers_as_the_router_does() {
         );
     }
 }
+
+/// A stateless `tools/list` of `params` (with `_meta` when given), id 7.
+fn list_of(params: Option<Value>) -> Post {
+    let mut message = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"});
+    if let Some(params) = params {
+        message["params"] = params;
+    }
+    Post::mcp(UNSENT).rpc(&message)
+}
+
+/// The status, content type and bytes of `raw`'s answer from the server at `addr`: a
+/// tool list's bytes must be the same, the order of its members too.
+async fn bytes_of(addr: SocketAddr, raw: &Post) -> (u16, Option<String>, Vec<u8>) {
+    let response = raw.clone().at(addr).response().await;
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let body = response.bytes().await.expect("a body").to_vec();
+    (status, content_type, body)
+}
+
+/// A stateless `tools/list` is answered by the direct path (the unit tests in
+/// `serve::http::direct` check which lists it takes) exactly as rmcp answers it: the same
+/// bytes for each list it takes and for each it leaves to rmcp, with and without a task
+/// store (whose tools declare their `execution.taskSupport`).
+#[tokio::test]
+async fn a_tool_list_answers_the_same() {
+    let with_tasks = |direct: bool| {
+        SagaServer::builder()
+            .info("probe-server", "1.0.0")
+            .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+            .tool(early)
+            .tool(probe)
+            .tasks(TaskStore::memory())
+            .direct_calls(direct)
+            .build()
+            .expect("the server builds")
+    };
+    let plain = pair().await;
+    let tasked = Pair {
+        direct: serve_local(with_tasks(true)).await,
+        rmcp: serve_local(with_tasks(false)).await,
+    };
+    let with_meta = |extra: Value| {
+        let mut params = json!({"_meta": meta()});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        Some(params)
+    };
+    let mut no_capabilities = meta();
+    no_capabilities
+        .as_object_mut()
+        .expect("meta")
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let mut old_meta = meta();
+    old_meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let mut progress = meta();
+    progress["progressToken"] = json!("p-1");
+    let valid = list_of(with_meta(json!({})));
+    let cases = [
+        ("a list", valid.clone()),
+        (
+            "a list with a cursor",
+            list_of(with_meta(json!({"cursor": "next"}))),
+        ),
+        ("a null cursor", list_of(with_meta(json!({"cursor": null})))),
+        (
+            "a cursor that is no string",
+            list_of(with_meta(json!({"cursor": 5}))),
+        ),
+        (
+            "an unknown param",
+            list_of(with_meta(json!({"extra": [1, 2]}))),
+        ),
+        (
+            "a progress token",
+            list_of(Some(json!({"_meta": progress}))),
+        ),
+        ("no params", list_of(None)),
+        ("no _meta", list_of(Some(json!({})))),
+        (
+            "no capabilities",
+            list_of(Some(json!({"_meta": no_capabilities}))),
+        ),
+        (
+            "another era's _meta",
+            list_of(Some(json!({"_meta": old_meta}))),
+        ),
+        (
+            "a string id",
+            valid.clone().json(&json!({
+                "jsonrpc": "2.0", "id": "l-1", "method": "tools/list", "params": {"_meta": meta()}
+            })),
+        ),
+        (
+            "a header naming another method",
+            valid.clone().header("mcp-method", "tools/call"),
+        ),
+        ("no Mcp-Method", valid.clone().without("mcp-method")),
+        (
+            "two Mcp-Method",
+            valid.clone().repeat_header("mcp-method", "tools/list"),
+        ),
+        (
+            "a stray Mcp-Name",
+            valid.clone().header("mcp-name", "probe"),
+        ),
+        (
+            "an Origin",
+            valid.clone().header("origin", "http://localhost:3000"),
+        ),
+        (
+            "another version header",
+            valid.clone().header("mcp-protocol-version", "2025-11-25"),
+        ),
+        (
+            "an Accept without SSE",
+            valid.clone().header("accept", "application/json"),
+        ),
+    ];
+    for (servers, name) in [(&plain, "plain"), (&tasked, "with tasks")] {
+        for (case, raw) in &cases {
+            let direct = bytes_of(servers.direct.addr, raw).await;
+            let rmcp = bytes_of(servers.rmcp.addr, raw).await;
+            assert_eq!(
+                (direct.0, &direct.1, String::from_utf8_lossy(&direct.2)),
+                (rmcp.0, &rmcp.1, String::from_utf8_lossy(&rmcp.2)),
+                "{name}, {case}: the two paths answer differently"
+            );
+        }
+    }
+    // Not vacuous: the lists are lists, and a task tool declares its support.
+    let listed = send(tasked.direct.addr, &valid).await;
+    let tools = listed.body["result"]["tools"].as_array().expect("a list");
+    let declared = tools
+        .iter()
+        .find(|tool| tool["name"] == "early")
+        .expect("early is listed");
+    assert_eq!(
+        declared["execution"]["taskSupport"], "optional",
+        "{listed:?}"
+    );
+    let plain_list = send(plain.direct.addr, &valid).await;
+    assert!(
+        plain_list.body["result"]["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "probe")),
+        "{plain_list:?}"
+    );
+}

@@ -132,6 +132,17 @@ mod off {
             MethodTrace
         }
 
+        #[inline(always)]
+        pub(crate) fn stateless(
+            _: &'static str,
+            _: Option<&str>,
+            _: &http::HeaderMap,
+            _: &rmcp::model::RequestMetaObject,
+            _: &rmcp::model::RequestId,
+        ) -> Self {
+            MethodTrace
+        }
+
         /// `handle`, as it is.
         #[inline(always)]
         pub(crate) fn run<F>(self, handle: F) -> F {

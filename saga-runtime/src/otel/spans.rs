@@ -247,23 +247,53 @@ impl MethodTrace {
         if !recording() && OPERATION_DURATION.get().is_none() {
             return Self(None);
         }
-        let trace = context
+        let headers = context
             .extensions
             .get::<http::request::Parts>()
-            .map_or_else(RequestTrace::default, |parts| {
-                RequestTrace::of_headers(&parts.headers)
-            });
-        let (parent, quiet) = decided(&context.meta, &trace);
+            .map(|parts| &parts.headers);
         let version = context
             .protocol_version()
             .filter(|version| dated(version.as_str()))
             .map(|version| version.as_str().to_owned());
+        Self::made(method, target, headers, &context.meta, &context.id, version)
+    }
+
+    /// The trace of a stateless (MCP 2026-07-28) request that saga reads itself, without
+    /// rmcp's request context: its HTTP `headers`, its `_meta` and its `id`, as
+    /// [`MethodTrace::of`] reads them from the context rmcp would make of it.
+    pub(crate) fn stateless(
+        method: &'static str,
+        target: Option<&str>,
+        headers: &http::HeaderMap,
+        meta: &rmcp::model::RequestMetaObject,
+        id: &NumberOrString,
+    ) -> Self {
+        if !recording() && OPERATION_DURATION.get().is_none() {
+            return Self(None);
+        }
+        let version = rmcp::model::ProtocolVersion::V_2026_07_28
+            .as_str()
+            .to_owned();
+        Self::made(method, target, Some(headers), meta, id, Some(version))
+    }
+
+    /// The span and labels of a request, from what both kinds of request give.
+    fn made(
+        method: &'static str,
+        target: Option<&str>,
+        headers: Option<&http::HeaderMap>,
+        meta: &rmcp::model::RequestMetaObject,
+        id: &NumberOrString,
+        version: Option<String>,
+    ) -> Self {
+        let trace = headers.map_or_else(RequestTrace::default, RequestTrace::of_headers);
+        let (parent, quiet) = decided(meta, &trace);
         let span = if quiet || !recording() {
             OtelSpan::none()
         } else {
             let mut attributes = vec![
                 KeyValue::new("mcp.method.name", method),
-                KeyValue::new("jsonrpc.request.id", request_id(&context.id)),
+                KeyValue::new("jsonrpc.request.id", request_id(id)),
             ];
             if let Some(version) = &version {
                 attributes.push(KeyValue::new("mcp.protocol.version", version.clone()));

@@ -369,24 +369,8 @@ impl ServerHandler for SagaServer {
         let trace = crate::otel::MethodTrace::of("tools/list", None, &_context);
         trace
             .run(async move {
-                #[cfg(feature = "oauth")]
-                if let Some(hidden) = _context
-                    .extensions
-                    .get::<http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<super::auth::HiddenTools>())
-                {
-                    // Filtered for this token's scopes (even when nothing is hidden from it, the
-                    // next token's list may differ): no intermediary may serve it to another
-                    // caller (issue 72, finding 5).
-                    let mut list = self.tools.list();
-                    list.tools
-                        .retain(|tool| !hidden.0.contains(tool.name.as_ref()));
-                    if list.cache_scope.is_some() {
-                        list.cache_scope = Some(rmcp::model::CacheScope::Private);
-                    }
-                    return Ok(of_its_era!(list, _context));
-                }
-                Ok(of_its_era!(self.tools.list(), _context))
+                let parts = _context.extensions.get::<http::request::Parts>();
+                Ok(of_its_era!(self.tools.list_seen_by(parts), _context))
             })
             .await
     }

@@ -403,6 +403,27 @@ impl SagaTools {
             .with_cache_scope(CacheScope::Public)
     }
 
+    /// The `tools/list` result of the request whose HTTP head is `parts`: [`SagaTools::list`],
+    /// without the tools its token's scopes hide (feature `oauth`).
+    pub(crate) fn list_seen_by(&self, _parts: Option<&http::request::Parts>) -> ListToolsResult {
+        #[cfg(feature = "oauth")]
+        if let Some(hidden) =
+            _parts.and_then(|parts| parts.extensions.get::<super::auth::HiddenTools>())
+        {
+            // Filtered for this token's scopes (even when nothing is hidden from it, the
+            // next token's list may differ): no intermediary may serve it to another
+            // caller (issue 72, finding 5).
+            let mut list = self.list();
+            list.tools
+                .retain(|tool| !hidden.0.contains(tool.name.as_ref()));
+            if list.cache_scope.is_some() {
+                list.cache_scope = Some(CacheScope::Private);
+            }
+            return list;
+        }
+        self.list()
+    }
+
     /// The tools' definitions (retired builds are not listed).
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.inner

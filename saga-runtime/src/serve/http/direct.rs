@@ -1,5 +1,5 @@
-//! The direct path: an MRTR `tools/call` that rmcp's transport would accept exactly as it
-//! is, run by saga without rmcp's per-request service.
+//! The direct path: an MRTR `tools/call` or a stateless `tools/list` that rmcp's transport
+//! would accept exactly as it is, served by saga without rmcp's per-request service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -18,12 +18,13 @@
 //!    and was not told to check without (rmcp's DNS-rebinding check, `hosts.rs`);
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
-//! 3. the body is a JSON-RPC `tools/call` request, read with rmcp's own types for each
-//!    member and more strictly than rmcp reads it ([`CallMessage`]);
+//! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, `tools/call` or
+//!    `tools/list`, read with rmcp's own types for each member and more strictly than
+//!    rmcp reads it ([`CallMessage`], [`ListMessage`]);
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
-//! 5. `Mcp-Method` and `Mcp-Name` (SEP-2243) are single and match the body (a name in
+//! 5. `Mcp-Method` and, for a call, `Mcp-Name` (SEP-2243) are single and match the body (a name in
 //!    SEP-2243's Base64 wrapper decoded as rmcp decodes it), and each `Mcp-Param-*` header
 //!    the tool's schema names matches its argument (`serve::param_headers`; rmcp reads no
 //!    other, so any other is ignored here as there);
@@ -34,7 +35,9 @@
 //!
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
 //! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
-//! for a missing resource), and the response is the JSON message with rmcp's status.
+//! for a missing resource), and the response is the JSON message with rmcp's status. A
+//! `tools/list` is listed as `SagaServer::list_tools` lists it (for the caller's token,
+//! in its own MCP server span), with the task support the guard adds to rmcp's answer.
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
 
@@ -46,7 +49,8 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, StatusCode, header};
 use rmcp::model::{
     CallToolRequestMethod, CallToolResponse, ClientCapabilities, ErrorCode, JsonRpcVersion2_0,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    ListToolsRequestMethod, ListToolsResult, PaginatedRequestParams, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
@@ -57,6 +61,7 @@ use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::runner::family::Saga;
 use crate::engine::{Call, SagaContext, StatelessMeta};
+use crate::otel::MethodTrace;
 use crate::serve::json_check::{self, JsonBudget};
 use crate::serve::param_headers;
 use crate::serve::route::{self, Door, Route, Routed};
@@ -70,6 +75,7 @@ const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protoco
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 const TOOLS_CALL: &str = "tools/call";
+const TOOLS_LIST: &str = "tools/list";
 
 /// A JSON-RPC `tools/call` request, read with rmcp's own types for every field.
 ///
@@ -91,26 +97,53 @@ struct CallMessage {
     params: CallToolRequestParams,
 }
 
-/// The params, from a JSON object only. The derived reader of `CallToolRequestParams`
-/// also takes an array of the members in order, which rmcp (reading params beside a
-/// flattened `_meta`) refuses.
-fn params_object<'de, D: serde::Deserializer<'de>>(
+/// The params, from a JSON object only. The derived readers of rmcp's params types also
+/// take an array of the members in order, which rmcp (reading params beside a flattened
+/// `_meta`) refuses.
+fn params_object<'de, D: serde::Deserializer<'de>, P: serde::Deserialize<'de>>(
     deserializer: D,
-) -> Result<CallToolRequestParams, D::Error> {
-    struct ObjectVisitor;
-    impl<'de> serde::de::Visitor<'de> for ObjectVisitor {
-        type Value = CallToolRequestParams;
+) -> Result<P, D::Error> {
+    struct ObjectVisitor<P>(std::marker::PhantomData<P>);
+    impl<'de, P: serde::Deserialize<'de>> serde::de::Visitor<'de> for ObjectVisitor<P> {
+        type Value = P;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("the params object")
         }
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            map: A,
-        ) -> Result<CallToolRequestParams, A::Error> {
-            serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<P, A::Error> {
+            P::deserialize(serde::de::value::MapAccessDeserializer::new(map))
         }
     }
-    deserializer.deserialize_map(ObjectVisitor)
+    deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+}
+
+/// A JSON-RPC `tools/list` request, read as [`CallMessage`] is: rmcp's types for each
+/// member, exactly these four, `params` an object. rmcp also takes a list without
+/// params, but a stateless request's params carry its required `_meta`, so one without
+/// is rmcp's to refuse.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListMessage {
+    #[allow(dead_code)] // read to be checked
+    jsonrpc: JsonRpcVersion2_0,
+    id: CallId,
+    #[allow(dead_code)] // read to be checked
+    method: ListToolsRequestMethod,
+    // Its cursor is read (a cursor that is not a string is rmcp's to refuse), and
+    // unused: saga's list is one page, as rmcp's handler answers it.
+    #[serde(deserialize_with = "params_object")]
+    params: PaginatedRequestParams,
+}
+
+/// A message read from `body` in one pass with the guard's JSON checks
+/// ([`json_check::typed::read_within`]); `None` for a body they would refuse, and for any
+/// that is not a `T`.
+fn one_pass<'de, T: serde::Deserialize<'de>>(body: &'de [u8], budget: JsonBudget) -> Option<T> {
+    // The walk also requires a JSON-RPC message to be an object, where a struct may be
+    // read from an array.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return None;
+    }
+    json_check::typed::read_within(body, budget)
 }
 
 /// A request id as the guard's envelope check admits one: an integer or a string, by its
@@ -151,6 +184,34 @@ pub(crate) struct DirectCall {
     /// Its `_meta` asks for progress or log messages: its response is written by
     /// [`super::notified`] (or, streamed through its checkpoints, by `serve::streamed`).
     notifies: bool,
+}
+
+/// A stateless `tools/list` the direct path serves: read, found to pass every check, and
+/// listed for its caller.
+pub(crate) struct ToolList {
+    id: RequestId,
+    list: ListToolsResult,
+    /// Its MCP server span and duration record, made as rmcp's handler makes them.
+    trace: MethodTrace,
+}
+
+/// What the direct path serves, read and checked by [`Direct::read_within`].
+// The call is the large variant and nearly every request's: boxed, it would cost every
+// call an allocation (the guard's `Posted` says the same).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum DirectRequest {
+    Call(DirectCall),
+    ListTools(ToolList),
+}
+
+impl DirectRequest {
+    /// Its JSON-RPC method, as the request's log span records it.
+    pub(crate) fn method(&self) -> &'static str {
+        match self {
+            DirectRequest::Call(_) => TOOLS_CALL,
+            DirectRequest::ListTools(_) => TOOLS_LIST,
+        }
+    }
 }
 
 /// A stateless `requests/resume` or `requests/getStatus` the direct path serves: read,
@@ -206,15 +267,34 @@ impl Direct {
         body: &[u8],
         budget: JsonBudget,
         caller: &mut Option<Caller>,
-    ) -> Option<DirectCall> {
-        self.read(parts, caller, || {
-            // The walk also requires a JSON-RPC message to be an object, where a struct
-            // may be read from an array.
-            if body.trim_ascii_start().first() != Some(&b'{') {
-                return None;
-            }
-            json_check::typed::read_within(body, budget)
-        })
+    ) -> Option<DirectRequest> {
+        let headers = &parts.headers;
+        // The guard also answers below the MCP path (`/mcp/…`), which rmcp's transport
+        // serves as it serves any path: only the MCP path itself is served here.
+        if !self.transport_admits(parts)
+            || sole(headers, PROTOCOL_VERSION_HEADER)? != ProtocolVersion::V_2026_07_28.as_str()
+        {
+            return None;
+        }
+        // rmcp requires `Mcp-Method` to name the body's method: the header says which
+        // message the body must be, and a body that is another is rmcp's to refuse.
+        match sole(headers, METHOD_HEADER)? {
+            TOOLS_CALL => self
+                .read_call(parts, caller, || one_pass(body, budget))
+                .map(DirectRequest::Call),
+            TOOLS_LIST => self
+                .read_tool_list(parts, one_pass(body, budget)?)
+                .map(DirectRequest::ListTools),
+            _ => None,
+        }
+    }
+
+    /// Serves a request read by [`Direct::read_within`].
+    pub(crate) fn run(&self, request: DirectRequest) -> BoxFuture<'_, Response> {
+        match request {
+            DirectRequest::Call(call) => self.run_call(call),
+            DirectRequest::ListTools(list) => self.list_tools(list),
+        }
     }
 
     /// Runs a call read by [`Direct::read_within`].
@@ -223,7 +303,7 @@ impl Direct {
     /// `async fn` keeps its argument (the read call, 920 bytes) and again the parts it
     /// is taken apart into, and its caller boxes what it is given. Here the box holds the
     /// parts once (BENCHMARKS.md).
-    pub(crate) fn run(&self, call: DirectCall) -> BoxFuture<'_, Response> {
+    fn run_call(&self, call: DirectCall) -> BoxFuture<'_, Response> {
         if call.notifies {
             return self.run_notifying(call);
         }
@@ -441,25 +521,15 @@ impl Direct {
         self.origins.admit(headers)
     }
 
-    /// The request's id, params and context, when every check of the module docs passes.
-    fn read(
+    /// A call's id, params and context, when every check of the module docs passes
+    /// (the transport's already have: [`Direct::read_within`]).
+    fn read_call(
         &self,
         parts: &Parts,
         caller: &mut Option<Caller>,
         message: impl FnOnce() -> Option<CallMessage>,
     ) -> Option<DirectCall> {
         let headers = &parts.headers;
-        // The guard also answers below the MCP path (`/mcp/…`), which rmcp's transport
-        // serves as it serves any path: only the MCP path itself is served here.
-        if parts.uri.path() != super::MCP_PATH
-            || !self.origin_passes(headers)
-            || !host_admitted(&self.allowed_hosts, parts)
-            || !accepts_json_and_sse(headers)
-            || sole(headers, PROTOCOL_VERSION_HEADER)? != ProtocolVersion::V_2026_07_28.as_str()
-            || sole(headers, METHOD_HEADER)? != TOOLS_CALL
-        {
-            return None;
-        }
         let name_header = param_headers::decode(sole(headers, NAME_HEADER)?)?;
         let CallMessage {
             id: CallId(id),
@@ -499,6 +569,62 @@ impl Direct {
             cx,
             notifies,
         })
+    }
+
+    /// A `tools/list` whose message is `message`, when every check of the module docs
+    /// passes (the transport's already have: [`Direct::read_within`]): listed for the
+    /// caller whose HTTP head is `parts`, as `SagaServer::list_tools` lists it.
+    fn read_tool_list(&self, parts: &Parts, message: ListMessage) -> Option<ToolList> {
+        let ListMessage {
+            id: CallId(id),
+            params,
+            ..
+        } = message;
+        let meta = params.meta?;
+        // The keys 2026-07-28 requires: without them rmcp refuses the request.
+        resumable::capabilities_of(&meta)?;
+        if !names_2026_07_28(&meta) {
+            return None;
+        }
+        let trace = MethodTrace::stateless(TOOLS_LIST, None, &parts.headers, &meta, &id);
+        Some(ToolList {
+            id,
+            list: self.tools.list_seen_by(Some(parts)),
+            trace,
+        })
+    }
+
+    /// Answers a `tools/list` read by [`Direct::read_within`] as rmcp answers it: the
+    /// handler's list, cache hints filled, each task tool's `execution.taskSupport`
+    /// declared as the guard declares it in rmcp's answer (`super::tool_list`).
+    fn list_tools(&self, list: ToolList) -> BoxFuture<'_, Response> {
+        let ToolList { id, list, trace } = list;
+        async move {
+            let message = match trace.run(std::future::ready(Ok(list))).await {
+                Ok(list) => {
+                    let mut result = ServerResult::ListToolsResult(list);
+                    result.fill_missing_cache_hints();
+                    ServerJsonRpcMessage::response(result, id)
+                }
+                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+            };
+            if self.tools.tasks().is_none() {
+                return respond(&message);
+            }
+            let declared = serde_json::to_value(&message).map(|mut message| {
+                super::tool_list::declare_task_support(&mut message, &self.tools);
+                message
+            });
+            let body = declared
+                .and_then(|message| serde_json::to_vec(&message))
+                .map_err(|error| error.to_string());
+            Written {
+                status: StatusCode::OK,
+                body,
+            }
+            .into_response()
+        }
+        .boxed()
     }
 
     /// What rmcp's request context answers for a stateless request: the capabilities of
@@ -795,6 +921,101 @@ mod tests {
         assert!(host_admitted(&local, &parts(Some("LOCALHOST:1"))));
         assert!(!host_admitted(&local, &parts(Some("example.com"))));
         assert!(!host_admitted(&local, &parts(Some("a b"))));
+    }
+
+    /// What the direct path makes of a POST to `/mcp` with the usual headers, `method` in
+    /// `Mcp-Method`, and `body`: the method it serves, or `None` (rmcp answers).
+    fn served(method: &str, body: &str) -> Option<&'static str> {
+        let tools = SagaTools::builder()
+            .keys(crate::state::KeyRing::ephemeral())
+            .build()
+            .expect("no tools is a registry");
+        let direct = Direct::new(tools, &super::super::default_http_config()).expect("served");
+        let (parts, ()) = http::Request::builder()
+            .method("POST")
+            .uri("/mcp")
+            .header(header::HOST, "localhost:3000")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header(PROTOCOL_VERSION_HEADER, "2026-07-28")
+            .header(METHOD_HEADER, method)
+            .body(())
+            .expect("a request")
+            .into_parts();
+        direct
+            .read_within(&parts, body.as_bytes(), BUDGET, &mut None)
+            .map(|request| request.method())
+    }
+
+    /// A stateless `tools/list` is served here when rmcp would take it as it is, and left
+    /// to rmcp (which refuses or answers it) otherwise.
+    #[test]
+    fn a_tool_list_is_served_only_as_rmcp_would_take_it() {
+        const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let list = |params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":"l-1","method":"tools/list","params":{params}}}"#)
+        };
+        for params in [
+            format!(r#"{{"_meta":{META}}}"#),
+            format!(r#"{{"_meta":{META},"cursor":"next"}}"#),
+            format!(r#"{{"_meta":{META},"cursor":null}}"#),
+        ] {
+            assert_eq!(
+                served("tools/list", &list(&params)),
+                Some(TOOLS_LIST),
+                "{params}"
+            );
+        }
+        let without_capabilities =
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
+        let of_another_era = META.replace("2026-07-28", "2025-11-25");
+        for (case, method, body) in [
+            (
+                "no params",
+                "tools/list",
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
+            ),
+            ("no _meta", "tools/list", list("{}")),
+            ("no capabilities", "tools/list", list(without_capabilities)),
+            (
+                "another era",
+                "tools/list",
+                list(&format!(r#"{{"_meta":{of_another_era}}}"#)),
+            ),
+            (
+                "a cursor that is no string",
+                "tools/list",
+                list(&format!(r#"{{"_meta":{META},"cursor":5}}"#)),
+            ),
+            (
+                "params as an array",
+                "tools/list",
+                list(&format!("[{META}]")),
+            ),
+            (
+                "a stray member",
+                "tools/list",
+                list(&format!(r#"{{"_meta":{META}}},"error":{{}}"#)),
+            ),
+            (
+                "a header naming another method",
+                "tools/call",
+                list(&format!(r#"{{"_meta":{META}}}"#)),
+            ),
+            (
+                "a body of another method",
+                "tools/list",
+                list(&format!(r#"{{"_meta":{META}}}"#))
+                    .replace("\"tools/list\"", "\"prompts/list\""),
+            ),
+            (
+                "a method served nowhere here",
+                "prompts/list",
+                list(&format!(r#"{{"_meta":{META}}}"#))
+                    .replace("\"tools/list\"", "\"prompts/list\""),
+            ),
+        ] {
+            assert_eq!(served(method, &body), None, "{case}: {body}");
+        }
     }
 
     #[test]

@@ -297,7 +297,7 @@ impl Guard {
                     Err(refused) => return refused.into_response(),
                 };
                 match posted {
-                    Posted::Call(direct, call) => Either::Left(direct.run(call)),
+                    Posted::Direct(direct, request) => Either::Left(direct.run(request)),
                     Posted::Other(posted) => {
                         // Not the direct call's: rmcp's handler reads the caller from the
                         // request.
@@ -342,11 +342,11 @@ impl Guard {
             .filter(|_| matches!(format, Ok(WireFormat::Mrtr)));
         if let Some(direct) = direct
             && !matches!(session, Named::Owned(_))
-            && let Some(call) = direct.read_within(parts, bytes, self.budget, caller)
+            && let Some(request) = direct.read_within(parts, bytes, self.budget, caller)
         {
-            span.record("method", "tools/call");
+            span.record("method", request.method());
             span.record("format", tracing::field::debug(WireFormat::Mrtr));
-            return Ok(Posted::Call(direct, call));
+            return Ok(Posted::Direct(direct, request));
         }
         let envelope = check_json(bytes, self.budget)?;
         if let Some(method) = &envelope.method {
@@ -692,8 +692,9 @@ impl GuardService {
 // future (the future-size test in `transport.rs`).
 #[allow(clippy::large_enum_variant)]
 enum Posted<'a> {
-    /// The usual MRTR `tools/call`, checked and read in one pass: the direct path runs it.
-    Call(&'a super::direct::Direct, super::direct::DirectCall),
+    /// The usual MRTR `tools/call`, or a stateless `tools/list`, checked and read in one
+    /// pass: the direct path serves it.
+    Direct(&'a super::direct::Direct, super::direct::DirectRequest),
     /// Any other, served by [`Guard::serve_posted`].
     Other(OtherPost<'a>),
 }

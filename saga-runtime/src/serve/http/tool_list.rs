@@ -27,30 +27,7 @@ pub(super) async fn with_task_support(
     let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
         return Response::from_parts(parts, Body::empty());
     };
-    let declare = |message: &mut Value| -> bool {
-        let Some(list) = message
-            .pointer_mut("/result/tools")
-            .and_then(Value::as_array_mut)
-        else {
-            return false;
-        };
-        for tool in list {
-            let support = tool
-                .get("name")
-                .and_then(Value::as_str)
-                .and_then(|name| tools.saga(name).ok())
-                .map(|saga| saga.task_support());
-            let value = match support {
-                Some(TaskSupport::Optional) => "optional",
-                Some(TaskSupport::Required) => "required",
-                _ => continue,
-            };
-            if let Some(tool) = tool.as_object_mut() {
-                tool.insert("execution".to_owned(), json!({ "taskSupport": value }));
-            }
-        }
-        true
-    };
+    let declare = |message: &mut Value| declare_task_support(message, tools);
     let rewritten: Option<String> = if is_sse {
         let text = String::from_utf8_lossy(&bytes);
         let mut changed = false;
@@ -83,4 +60,31 @@ pub(super) async fn with_task_support(
         }
         None => Response::from_parts(parts, Body::from(bytes)),
     }
+}
+
+/// Gives each task tool of the `tools/list` answer `message` its `execution.taskSupport`;
+/// whether `message` is such an answer.
+pub(super) fn declare_task_support(message: &mut Value, tools: &SagaTools) -> bool {
+    let Some(list) = message
+        .pointer_mut("/result/tools")
+        .and_then(Value::as_array_mut)
+    else {
+        return false;
+    };
+    for tool in list {
+        let support = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|name| tools.saga(name).ok())
+            .map(|saga| saga.task_support());
+        let value = match support {
+            Some(TaskSupport::Optional) => "optional",
+            Some(TaskSupport::Required) => "required",
+            _ => continue,
+        };
+        if let Some(tool) = tool.as_object_mut() {
+            tool.insert("execution".to_owned(), json!({ "taskSupport": value }));
+        }
+    }
+    true
 }

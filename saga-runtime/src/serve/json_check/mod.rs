@@ -3,8 +3,9 @@
 //! with no object naming a key twice. This walks the text once and allocates only the
 //! keys of the object being read, so a hostile body costs its size and nothing more.
 //!
-//! The usual MRTR `tools/call` is checked while it is read instead ([`read_within`], in
-//! `typed.rs`): the same counts in the same pass that builds its params.
+//! A request the direct path serves (the usual MRTR `tools/call`, a stateless
+//! `tools/list`) is checked while it is read instead ([`typed::read_within`]): the same
+//! counts in the same pass that builds its params.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
