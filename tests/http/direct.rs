@@ -19,7 +19,7 @@ use saga_examples::harness::serving::{Running, serve_local};
 use saga_examples::with_schema::WithInputSchema;
 use saga_runtime::prelude::*;
 #[allow(deprecated)] // logging is deprecated in 2026-07-28 (SEP-2577), still served
-use saga_runtime::rmcp::model::LoggingLevel;
+use saga_runtime::rmcp::model::{LoggingLevel, PromptMessage, Role};
 use saga_runtime::serve::{HttpLimits, SagaServer};
 use serde_json::{Value, json};
 
@@ -1250,9 +1250,29 @@ async fn the_listeners_shortcut_to_the_guard_answers_as_the_router_does() {
     }
 }
 
-/// A stateless `tools/list` of `params` (with `_meta` when given), id 7.
-fn list_of(params: Option<Value>) -> Post {
-    let mut message = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"});
+/// A prompt, for a server that lists prompts.
+#[saga_prompt]
+async fn greeting(name: String) -> Result<Prompt, SagaError> {
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        format!("Greet {name}."),
+    )]))
+}
+
+/// A resource, and a template of them, for a server that lists resources.
+#[saga_resource]
+async fn note(uri: String) -> Result<Contents, SagaError> {
+    Ok(Contents::text(uri, "text/plain", "a note"))
+}
+
+#[saga_resource]
+async fn numbered(uri: String, id: String) -> Result<Contents, SagaError> {
+    Ok(Contents::text(uri, "text/plain", id))
+}
+
+/// A stateless request of a list `method` with `params` (when given), id 7.
+fn list_of(method: &str, params: Option<Value>) -> Post {
+    let mut message = json!({"jsonrpc": "2.0", "id": 7, "method": method});
     if let Some(params) = params {
         message["params"] = params;
     }
@@ -1260,7 +1280,7 @@ fn list_of(params: Option<Value>) -> Post {
 }
 
 /// The status, content type and bytes of `raw`'s answer from the server at `addr`: a
-/// tool list's bytes must be the same, the order of its members too.
+/// list's bytes must be the same, the order of its members too.
 async fn bytes_of(addr: SocketAddr, raw: &Post) -> (u16, Option<String>, Vec<u8>) {
     let response = raw.clone().at(addr).response().await;
     let status = response.status().as_u16();
@@ -1273,27 +1293,39 @@ async fn bytes_of(addr: SocketAddr, raw: &Post) -> (u16, Option<String>, Vec<u8>
     (status, content_type, body)
 }
 
-/// A stateless `tools/list` is answered by the direct path (the unit tests in
-/// `serve::http::direct` check which lists it takes) exactly as rmcp answers it: the same
-/// bytes for each list it takes and for each it leaves to rmcp, with and without a task
-/// store (whose tools declare their `execution.taskSupport`).
+const LISTS: [&str; 4] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+];
+
+/// A stateless list (`tools/list`, `prompts/list`, `resources/list`,
+/// `resources/templates/list`) is answered by the direct path (the unit tests in
+/// `serve::http::direct` check which it takes) exactly as rmcp answers it: the same bytes
+/// for each list it takes and for each it leaves to rmcp; on a server with prompts,
+/// resources and a task store (whose tools declare their `execution.taskSupport`), and on
+/// one without (where a prompt or resource list is a method not found).
 #[tokio::test]
-async fn a_tool_list_answers_the_same() {
-    let with_tasks = |direct: bool| {
+async fn lists_answer_the_same() {
+    let with_all = |direct: bool| {
         SagaServer::builder()
             .info("probe-server", "1.0.0")
             .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
             .tool(early)
             .tool(probe)
+            .prompt(greeting)
+            .resource("note://one", note)
+            .resource_template("note://numbered/{id}", numbered)
             .tasks(TaskStore::memory())
             .direct_calls(direct)
             .build()
             .expect("the server builds")
     };
     let plain = pair().await;
-    let tasked = Pair {
-        direct: serve_local(with_tasks(true)).await,
-        rmcp: serve_local(with_tasks(false)).await,
+    let full = Pair {
+        direct: serve_local(with_all(true)).await,
+        rmcp: serve_local(with_all(false)).await,
     };
     let with_meta = |extra: Value| {
         let mut params = json!({"_meta": meta()});
@@ -1311,81 +1343,105 @@ async fn a_tool_list_answers_the_same() {
     old_meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
     let mut progress = meta();
     progress["progressToken"] = json!("p-1");
-    let valid = list_of(with_meta(json!({})));
-    let cases = [
-        ("a list", valid.clone()),
-        (
-            "a list with a cursor",
-            list_of(with_meta(json!({"cursor": "next"}))),
-        ),
-        ("a null cursor", list_of(with_meta(json!({"cursor": null})))),
-        (
-            "a cursor that is no string",
-            list_of(with_meta(json!({"cursor": 5}))),
-        ),
-        (
-            "an unknown param",
-            list_of(with_meta(json!({"extra": [1, 2]}))),
-        ),
-        (
-            "a progress token",
-            list_of(Some(json!({"_meta": progress}))),
-        ),
-        ("no params", list_of(None)),
-        ("no _meta", list_of(Some(json!({})))),
-        (
-            "no capabilities",
-            list_of(Some(json!({"_meta": no_capabilities}))),
-        ),
-        (
-            "another era's _meta",
-            list_of(Some(json!({"_meta": old_meta}))),
-        ),
-        (
-            "a string id",
-            valid.clone().json(&json!({
-                "jsonrpc": "2.0", "id": "l-1", "method": "tools/list", "params": {"_meta": meta()}
-            })),
-        ),
-        (
-            "a header naming another method",
-            valid.clone().header("mcp-method", "tools/call"),
-        ),
-        ("no Mcp-Method", valid.clone().without("mcp-method")),
-        (
-            "two Mcp-Method",
-            valid.clone().repeat_header("mcp-method", "tools/list"),
-        ),
-        (
-            "a stray Mcp-Name",
-            valid.clone().header("mcp-name", "probe"),
-        ),
-        (
-            "an Origin",
-            valid.clone().header("origin", "http://localhost:3000"),
-        ),
-        (
-            "another version header",
-            valid.clone().header("mcp-protocol-version", "2025-11-25"),
-        ),
-        (
-            "an Accept without SSE",
-            valid.clone().header("accept", "application/json"),
-        ),
-    ];
-    for (servers, name) in [(&plain, "plain"), (&tasked, "with tasks")] {
-        for (case, raw) in &cases {
-            let direct = bytes_of(servers.direct.addr, raw).await;
-            let rmcp = bytes_of(servers.rmcp.addr, raw).await;
-            assert_eq!(
-                (direct.0, &direct.1, String::from_utf8_lossy(&direct.2)),
-                (rmcp.0, &rmcp.1, String::from_utf8_lossy(&rmcp.2)),
-                "{name}, {case}: the two paths answer differently"
-            );
+    let mut compared = 0;
+    for method in LISTS {
+        let valid = list_of(method, with_meta(json!({})));
+        let cases = [
+            ("a list", valid.clone()),
+            (
+                "a list with a cursor",
+                list_of(method, with_meta(json!({"cursor": "next"}))),
+            ),
+            (
+                "a null cursor",
+                list_of(method, with_meta(json!({"cursor": null}))),
+            ),
+            (
+                "a cursor that is no string",
+                list_of(method, with_meta(json!({"cursor": 5}))),
+            ),
+            (
+                "an unknown param",
+                list_of(method, with_meta(json!({"extra": [1, 2]}))),
+            ),
+            (
+                "a progress token",
+                list_of(method, Some(json!({"_meta": progress}))),
+            ),
+            ("no params", list_of(method, None)),
+            ("no _meta", list_of(method, Some(json!({})))),
+            (
+                "no capabilities",
+                list_of(method, Some(json!({"_meta": no_capabilities}))),
+            ),
+            (
+                "another era's _meta",
+                list_of(method, Some(json!({"_meta": old_meta}))),
+            ),
+            (
+                "a string id",
+                valid.clone().json(&json!({
+                    "jsonrpc": "2.0", "id": "l-1", "method": method, "params": {"_meta": meta()}
+                })),
+            ),
+            (
+                "a header naming a call",
+                valid.clone().header("mcp-method", "tools/call"),
+            ),
+            (
+                "a header naming another list",
+                valid.clone().header(
+                    "mcp-method",
+                    if method == "tools/list" {
+                        "prompts/list"
+                    } else {
+                        "tools/list"
+                    },
+                ),
+            ),
+            ("no Mcp-Method", valid.clone().without("mcp-method")),
+            (
+                "two Mcp-Method",
+                valid.clone().repeat_header("mcp-method", method),
+            ),
+            (
+                "a stray Mcp-Name",
+                valid.clone().header("mcp-name", "probe"),
+            ),
+            (
+                "an Origin",
+                valid.clone().header("origin", "http://localhost:3000"),
+            ),
+            (
+                "another version header",
+                valid.clone().header("mcp-protocol-version", "2025-11-25"),
+            ),
+            (
+                "an Accept without SSE",
+                valid.clone().header("accept", "application/json"),
+            ),
+        ];
+        for (servers, name) in [(&plain, "plain"), (&full, "with all")] {
+            for (case, raw) in &cases {
+                let direct = bytes_of(servers.direct.addr, raw).await;
+                let rmcp = bytes_of(servers.rmcp.addr, raw).await;
+                assert_eq!(
+                    (direct.0, &direct.1, String::from_utf8_lossy(&direct.2)),
+                    (rmcp.0, &rmcp.1, String::from_utf8_lossy(&rmcp.2)),
+                    "{method} on {name}, {case}: the two paths answer differently"
+                );
+                compared += 1;
+            }
         }
     }
-    // Not vacuous: the lists are lists, and a task tool declares its support.
-    let listed = send(tasked.direct.addr, &valid).await;
+    assert_eq!(compared, 4 * 19 * 2);
+    // Not vacuous: the lists are lists, a task tool declares its support, and a server
+    // without prompts has no prompt list.
+    let listed = send(
+        full.direct.addr,
+        &list_of("tools/list", with_meta(json!({}))),
+    )
+    .await;
     let tools = listed.body["result"]["tools"].as_array().expect("a list");
     let declared = tools
         .iter()
@@ -1395,11 +1451,17 @@ async fn a_tool_list_answers_the_same() {
         declared["execution"]["taskSupport"], "optional",
         "{listed:?}"
     );
-    let plain_list = send(plain.direct.addr, &valid).await;
-    assert!(
-        plain_list.body["result"]["tools"]
-            .as_array()
-            .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "probe")),
-        "{plain_list:?}"
-    );
+    for (method, member, name) in [
+        ("prompts/list", "prompts", "greeting"),
+        ("resources/list", "resources", "note"),
+        ("resources/templates/list", "resourceTemplates", "numbered"),
+    ] {
+        let listed = send(full.direct.addr, &list_of(method, with_meta(json!({})))).await;
+        assert_eq!(
+            listed.body["result"][member][0]["name"], name,
+            "{method}: {listed:?}"
+        );
+        let none = send(plain.direct.addr, &list_of(method, with_meta(json!({})))).await;
+        assert_eq!(none.body["error"]["code"], -32601, "{method}: {none:?}");
+    }
 }

@@ -10,7 +10,8 @@ use futures::FutureExt as _;
 use rmcp::ErrorData;
 use rmcp::model::{
     CacheScope, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    GetPromptResult, JsonObject, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
     ListResourcesResult, Prompt, PromptArgument, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 };
@@ -80,6 +81,36 @@ impl SagaTools {
     /// Whether any resource or resource template is registered.
     pub fn has_resources(&self) -> bool {
         !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
+    }
+
+    /// The answer to `prompts/list`: [`SagaTools::list_prompts`], or, as rmcp's own
+    /// handlers answer since 3.10, method not found on a server that advertises no prompts.
+    pub(crate) fn prompts_listed(&self) -> Result<ListPromptsResult, ErrorData> {
+        if !self.has_prompts() {
+            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
+        }
+        Ok(self.list_prompts())
+    }
+
+    /// The answer to `resources/list`, as [`SagaTools::prompts_listed`] answers its own.
+    pub(crate) fn resources_listed(&self) -> Result<ListResourcesResult, ErrorData> {
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+        }
+        Ok(self.list_resources())
+    }
+
+    /// The answer to `resources/templates/list`, as [`SagaTools::prompts_listed`] answers
+    /// its own.
+    pub(crate) fn resource_templates_listed(
+        &self,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<
+                ListResourceTemplatesRequestMethod,
+            >());
+        }
+        Ok(self.list_resource_templates())
     }
 
     /// The `prompts/list` result.

@@ -8,9 +8,8 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListPromptsRequestMethod, ListPromptsResult,
-    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
-    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
     SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
@@ -424,14 +423,7 @@ impl ServerHandler for SagaServer {
         // Its MCP server span (feature `otel`): made before the body takes the context.
         let trace = crate::otel::MethodTrace::of("prompts/list", None, &_context);
         trace
-            .run(async move {
-                // As rmcp's own handlers since 3.10: a method of a capability the server did not
-                // advertise does not exist.
-                if !self.tools.has_prompts() {
-                    return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
-                }
-                Ok(of_its_era!(self.tools.list_prompts(), _context))
-            })
+            .run(async move { Ok(of_its_era!(self.tools.prompts_listed()?, _context)) })
             .await
     }
 
@@ -453,12 +445,7 @@ impl ServerHandler for SagaServer {
         // Its MCP server span (feature `otel`): made before the body takes the context.
         let trace = crate::otel::MethodTrace::of("resources/list", None, &_context);
         trace
-            .run(async move {
-                if !self.tools.has_resources() {
-                    return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
-                }
-                Ok(of_its_era!(self.tools.list_resources(), _context))
-            })
+            .run(async move { Ok(of_its_era!(self.tools.resources_listed()?, _context)) })
             .await
     }
 
@@ -471,12 +458,10 @@ impl ServerHandler for SagaServer {
         let trace = crate::otel::MethodTrace::of("resources/templates/list", None, &_context);
         trace
             .run(async move {
-                if !self.tools.has_resources() {
-                    return Err(ErrorData::method_not_found::<
-                        ListResourceTemplatesRequestMethod,
-                    >());
-                }
-                Ok(of_its_era!(self.tools.list_resource_templates(), _context))
+                Ok(of_its_era!(
+                    self.tools.resource_templates_listed()?,
+                    _context
+                ))
             })
             .await
     }

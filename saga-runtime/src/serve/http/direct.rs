@@ -1,5 +1,7 @@
-//! The direct path: an MRTR `tools/call` or a stateless `tools/list` that rmcp's transport
-//! would accept exactly as it is, served by saga without rmcp's per-request service.
+//! The direct path: an MRTR `tools/call` or a stateless list (`tools/list`,
+//! `prompts/list`, `resources/list`, `resources/templates/list`: `super::lists`) that
+//! rmcp's transport would accept exactly as it is, served by saga without rmcp's
+//! per-request service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -18,9 +20,9 @@
 //!    and was not told to check without (rmcp's DNS-rebinding check, `hosts.rs`);
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
-//! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, `tools/call` or
-//!    `tools/list`, read with rmcp's own types for each member and more strictly than
-//!    rmcp reads it ([`CallMessage`], [`ListMessage`]);
+//! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, `tools/call` or a
+//!    list, read with rmcp's own types for each member and more strictly than rmcp reads
+//!    it ([`CallMessage`], `lists::ListMessage`);
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
@@ -36,8 +38,9 @@
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
 //! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
 //! for a missing resource), and the response is the JSON message with rmcp's status. A
-//! `tools/list` is listed as `SagaServer::list_tools` lists it (for the caller's token,
-//! in its own MCP server span), with the task support the guard adds to rmcp's answer.
+//! list is answered as `SagaServer`'s handler answers it (tools for the caller's token,
+//! in its own MCP server span), a tool list with the task support the guard adds to
+//! rmcp's answer.
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
 
@@ -46,23 +49,26 @@ use std::sync::Arc;
 use axum::response::Response;
 use futures::future::{BoxFuture, FutureExt as _};
 use http::request::Parts;
-use http::{HeaderMap, HeaderName, StatusCode, header};
+use http::{HeaderMap, HeaderName, header};
 use rmcp::model::{
     CallToolRequestMethod, CallToolResponse, ClientCapabilities, ErrorCode, JsonRpcVersion2_0,
-    ListToolsRequestMethod, ListToolsResult, PaginatedRequestParams, ProtocolVersion, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::hosts::{Authority, Origins, host_admitted};
-use super::notified::{Answer, Written};
+use super::lists::{List, Listing};
+use super::message::{
+    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, names_2026_07_28, one_pass, params_object,
+    respond, written,
+};
+use super::notified::Answer;
 use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::runner::family::Saga;
 use crate::engine::{Call, SagaContext, StatelessMeta};
-use crate::otel::MethodTrace;
-use crate::serve::json_check::{self, JsonBudget};
+use crate::serve::json_check::JsonBudget;
 use crate::serve::param_headers;
 use crate::serve::route::{self, Door, Route, Routed};
 use crate::serve::streamed;
@@ -75,7 +81,6 @@ const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protoco
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 const TOOLS_CALL: &str = "tools/call";
-const TOOLS_LIST: &str = "tools/list";
 
 /// A JSON-RPC `tools/call` request, read with rmcp's own types for every field.
 ///
@@ -97,85 +102,6 @@ struct CallMessage {
     params: CallToolRequestParams,
 }
 
-/// The params, from a JSON object only. The derived readers of rmcp's params types also
-/// take an array of the members in order, which rmcp (reading params beside a flattened
-/// `_meta`) refuses.
-fn params_object<'de, D: serde::Deserializer<'de>, P: serde::Deserialize<'de>>(
-    deserializer: D,
-) -> Result<P, D::Error> {
-    struct ObjectVisitor<P>(std::marker::PhantomData<P>);
-    impl<'de, P: serde::Deserialize<'de>> serde::de::Visitor<'de> for ObjectVisitor<P> {
-        type Value = P;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("the params object")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<P, A::Error> {
-            P::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-        }
-    }
-    deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
-}
-
-/// A JSON-RPC `tools/list` request, read as [`CallMessage`] is: rmcp's types for each
-/// member, exactly these four, `params` an object. rmcp also takes a list without
-/// params, but a stateless request's params carry its required `_meta`, so one without
-/// is rmcp's to refuse.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ListMessage {
-    #[allow(dead_code)] // read to be checked
-    jsonrpc: JsonRpcVersion2_0,
-    id: CallId,
-    #[allow(dead_code)] // read to be checked
-    method: ListToolsRequestMethod,
-    // Its cursor is read (a cursor that is not a string is rmcp's to refuse), and
-    // unused: saga's list is one page, as rmcp's handler answers it.
-    #[serde(deserialize_with = "params_object")]
-    params: PaginatedRequestParams,
-}
-
-/// A message read from `body` in one pass with the guard's JSON checks
-/// ([`json_check::typed::read_within`]); `None` for a body they would refuse, and for any
-/// that is not a `T`.
-fn one_pass<'de, T: serde::Deserialize<'de>>(body: &'de [u8], budget: JsonBudget) -> Option<T> {
-    // The walk also requires a JSON-RPC message to be an object, where a struct may be
-    // read from an array.
-    if body.trim_ascii_start().first() != Some(&b'{') {
-        return None;
-    }
-    json_check::typed::read_within(body, budget)
-}
-
-/// A request id as the guard's envelope check admits one: an integer or a string, by its
-/// JSON token. rmcp also reads a number in float form (`1.0`) as an integer id, but the
-/// check refuses it, and a body read in one pass ([`Direct::read_within`]) has not been
-/// through the check.
-struct CallId(RequestId);
-
-impl<'de> serde::Deserialize<'de> for CallId {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct IdVisitor;
-        impl serde::de::Visitor<'_> for IdVisitor {
-            type Value = CallId;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an integer or a string")
-            }
-            fn visit_i64<E: serde::de::Error>(self, id: i64) -> Result<CallId, E> {
-                Ok(CallId(RequestId::Number(id)))
-            }
-            fn visit_u64<E: serde::de::Error>(self, id: u64) -> Result<CallId, E> {
-                // Past `i64::MAX` rmcp refuses the id, and so the request.
-                let id = i64::try_from(id).map_err(E::custom)?;
-                Ok(CallId(RequestId::Number(id)))
-            }
-            fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<CallId, E> {
-                Ok(CallId(RequestId::String(id.into())))
-            }
-        }
-        deserializer.deserialize_any(IdVisitor)
-    }
-}
-
 /// A `tools/call` the direct path serves: read, and found to pass every check.
 pub(crate) struct DirectCall {
     id: RequestId,
@@ -186,22 +112,13 @@ pub(crate) struct DirectCall {
     notifies: bool,
 }
 
-/// A stateless `tools/list` the direct path serves: read, found to pass every check, and
-/// listed for its caller.
-pub(crate) struct ToolList {
-    id: RequestId,
-    list: ListToolsResult,
-    /// Its MCP server span and duration record, made as rmcp's handler makes them.
-    trace: MethodTrace,
-}
-
 /// What the direct path serves, read and checked by [`Direct::read_within`].
 // The call is the large variant and nearly every request's: boxed, it would cost every
 // call an allocation (the guard's `Posted` says the same).
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum DirectRequest {
     Call(DirectCall),
-    ListTools(ToolList),
+    List(List),
 }
 
 impl DirectRequest {
@@ -209,7 +126,7 @@ impl DirectRequest {
     pub(crate) fn method(&self) -> &'static str {
         match self {
             DirectRequest::Call(_) => TOOLS_CALL,
-            DirectRequest::ListTools(_) => TOOLS_LIST,
+            DirectRequest::List(list) => list.method(),
         }
     }
 }
@@ -253,10 +170,10 @@ impl Direct {
         })
     }
 
-    /// A `tools/call` this path serves, read from a body that has not been through the
-    /// guard's JSON checks: they are made in the same pass
-    /// ([`json_check::typed::read_within`]), and a body they would refuse is `None`, as is any
-    /// body this path does not serve (rmcp answers it).
+    /// A request this path serves (a `tools/call` or a list), read from a body that has
+    /// not been through the guard's JSON checks: they are made in the same pass
+    /// ([`crate::serve::json_check::typed::read_within`]), and a body they would refuse
+    /// is `None`, as is any body this path does not serve (rmcp answers it).
     ///
     /// `caller` is the one the guard resolved: taken into the call's context when the
     /// call is served here, left for the request's extensions otherwise (put there, then
@@ -282,10 +199,11 @@ impl Direct {
             TOOLS_CALL => self
                 .read_call(parts, caller, || one_pass(body, budget))
                 .map(DirectRequest::Call),
-            TOOLS_LIST => self
-                .read_tool_list(parts, one_pass(body, budget)?)
-                .map(DirectRequest::ListTools),
-            _ => None,
+            method => {
+                let listing = Listing::of_method(method)?;
+                List::read(&self.tools, parts, listing, one_pass(body, budget)?)
+                    .map(DirectRequest::List)
+            }
         }
     }
 
@@ -293,7 +211,7 @@ impl Direct {
     pub(crate) fn run(&self, request: DirectRequest) -> BoxFuture<'_, Response> {
         match request {
             DirectRequest::Call(call) => self.run_call(call),
-            DirectRequest::ListTools(list) => self.list_tools(list),
+            DirectRequest::List(list) => list.respond(&self.tools).boxed(),
         }
     }
 
@@ -571,62 +489,6 @@ impl Direct {
         })
     }
 
-    /// A `tools/list` whose message is `message`, when every check of the module docs
-    /// passes (the transport's already have: [`Direct::read_within`]): listed for the
-    /// caller whose HTTP head is `parts`, as `SagaServer::list_tools` lists it.
-    fn read_tool_list(&self, parts: &Parts, message: ListMessage) -> Option<ToolList> {
-        let ListMessage {
-            id: CallId(id),
-            params,
-            ..
-        } = message;
-        let meta = params.meta?;
-        // The keys 2026-07-28 requires: without them rmcp refuses the request.
-        resumable::capabilities_of(&meta)?;
-        if !names_2026_07_28(&meta) {
-            return None;
-        }
-        let trace = MethodTrace::stateless(TOOLS_LIST, None, &parts.headers, &meta, &id);
-        Some(ToolList {
-            id,
-            list: self.tools.list_seen_by(Some(parts)),
-            trace,
-        })
-    }
-
-    /// Answers a `tools/list` read by [`Direct::read_within`] as rmcp answers it: the
-    /// handler's list, cache hints filled, each task tool's `execution.taskSupport`
-    /// declared as the guard declares it in rmcp's answer (`super::tool_list`).
-    fn list_tools(&self, list: ToolList) -> BoxFuture<'_, Response> {
-        let ToolList { id, list, trace } = list;
-        async move {
-            let message = match trace.run(std::future::ready(Ok(list))).await {
-                Ok(list) => {
-                    let mut result = ServerResult::ListToolsResult(list);
-                    result.fill_missing_cache_hints();
-                    ServerJsonRpcMessage::response(result, id)
-                }
-                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-            };
-            if self.tools.tasks().is_none() {
-                return respond(&message);
-            }
-            let declared = serde_json::to_value(&message).map(|mut message| {
-                super::tool_list::declare_task_support(&mut message, &self.tools);
-                message
-            });
-            let body = declared
-                .and_then(|message| serde_json::to_vec(&message))
-                .map_err(|error| error.to_string());
-            Written {
-                status: StatusCode::OK,
-                body,
-            }
-            .into_response()
-        }
-        .boxed()
-    }
-
     /// What rmcp's request context answers for a stateless request: the capabilities of
     /// `_meta`, its client info or else an empty one, its version, the request's id.
     fn stateless_context(
@@ -665,23 +527,6 @@ fn custom_result(result: serde_json::Value, id: RequestId) -> ServerJsonRpcMessa
         ServerResult::CustomResult(rmcp::model::CustomResult(result)),
         id,
     )
-}
-
-/// The `_meta` keys this path reads itself: rmcp's accessors (`protocol_version()`,
-/// `get_progress_token()`, `log_level()`) decode a typed value from each, which cost
-/// more than all the request's other checks together. A test keeps them rmcp's.
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_PROGRESS_TOKEN: &str = "progressToken";
-const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-
-/// Whether `_meta` names MCP 2026-07-28, as `meta.protocol_version() ==
-/// Some(V_2026_07_28)` answers: that version is the string, and only it.
-fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
-    (meta.0)
-        .0
-        .get(META_PROTOCOL_VERSION)
-        .and_then(serde_json::Value::as_str)
-        == Some(ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// The only value of the header `name`, as text; `None` when it is absent, repeated or
@@ -736,37 +581,10 @@ fn is_zero_weight(weight: &str) -> bool {
     fraction.len() <= 3 && fraction.bytes().all(|digit| digit == b'0') && whole == "0"
 }
 
-/// The JSON response rmcp gives a stateless request's one message, with its status.
-fn respond(message: &ServerJsonRpcMessage) -> Response {
-    written(message, None).into_response()
-}
-
-/// `message` written as rmcp writes a stateless request's one message, with its status,
-/// and the `serverInfo` stamp of an unstamped input-required or complete result written
-/// by the reply writer (see `reply::write`).
-fn written(message: &ServerJsonRpcMessage, server_info: Option<&[u8]>) -> Written {
-    let status = match message {
-        ServerJsonRpcMessage::Error(error) => match error.error.code {
-            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
-            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-            | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
-            ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-            _ => StatusCode::OK,
-        },
-        _ => StatusCode::OK,
-    };
-    // Sized for a typical answer up front: growing from serde_json's default of 128
-    // bytes copied the body three times.
-    let mut body = Vec::with_capacity(1024);
-    let body = super::reply::write(message, server_info, &mut body)
-        .map(|()| body)
-        .map_err(|error| error.to_string());
-    Written { status, body }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::json_check;
 
     const BUDGET: JsonBudget = JsonBudget {
         max_depth: 64,
@@ -865,37 +683,6 @@ mod tests {
         ])));
     }
 
-    /// The `_meta` keys read here are the ones rmcp's accessors read: each is present
-    /// exactly when rmcp's setter wrote it, and the version reads as rmcp reads it.
-    #[test]
-    fn meta_is_read_as_rmcp_reads_it() {
-        use rmcp::model::{LoggingLevel, NumberOrString, ProgressToken, RequestMetaObject};
-        let mut meta = RequestMetaObject::default();
-        assert!(!names_2026_07_28(&meta));
-        meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
-        meta.set_progress_token(ProgressToken(NumberOrString::Number(1)));
-        meta.set_log_level(LoggingLevel::Debug);
-        assert!(names_2026_07_28(&meta));
-        assert!((meta.0).0.contains_key(META_PROGRESS_TOKEN));
-        assert!((meta.0).0.contains_key(META_LOG_LEVEL));
-        for version in [
-            serde_json::json!("2025-11-25"),
-            serde_json::json!("2026-07-28 "),
-            serde_json::json!(20260728),
-            serde_json::json!(null),
-        ] {
-            (meta.0)
-                .0
-                .insert(META_PROTOCOL_VERSION.to_owned(), version.clone());
-            assert_eq!(
-                names_2026_07_28(&meta),
-                meta.protocol_version() == Some(ProtocolVersion::V_2026_07_28),
-                "{version}"
-            );
-            assert!(!names_2026_07_28(&meta), "{version}");
-        }
-    }
-
     fn parts(host: Option<&str>) -> Parts {
         let mut request = http::Request::builder().uri("/mcp");
         if let Some(host) = host {
@@ -946,28 +733,38 @@ mod tests {
             .map(|request| request.method())
     }
 
-    /// A stateless `tools/list` is served here when rmcp would take it as it is, and left
-    /// to rmcp (which refuses or answers it) otherwise.
+    /// A stateless list (`tools/list`, `prompts/list`, …) is served here when rmcp would
+    /// take it as it is, and left to rmcp (which refuses or answers it) otherwise.
     #[test]
-    fn a_tool_list_is_served_only_as_rmcp_would_take_it() {
+    fn a_list_is_served_only_as_rmcp_would_take_it() {
         const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-        let list = |params: &str| {
-            format!(r#"{{"jsonrpc":"2.0","id":"l-1","method":"tools/list","params":{params}}}"#)
+        let of = |method: &str, params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":"l-1","method":"{method}","params":{params}}}"#)
         };
-        for params in [
-            format!(r#"{{"_meta":{META}}}"#),
-            format!(r#"{{"_meta":{META},"cursor":"next"}}"#),
-            format!(r#"{{"_meta":{META},"cursor":null}}"#),
+        let list = |params: &str| of("tools/list", params);
+        for method in [
+            "tools/list",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
         ] {
-            assert_eq!(
-                served("tools/list", &list(&params)),
-                Some(TOOLS_LIST),
-                "{params}"
-            );
+            for params in [
+                format!(r#"{{"_meta":{META}}}"#),
+                format!(r#"{{"_meta":{META},"cursor":"next"}}"#),
+                format!(r#"{{"_meta":{META},"cursor":null}}"#),
+                format!(r#"{{"_meta":{META},"unknown":[1]}}"#),
+            ] {
+                assert_eq!(
+                    served(method, &of(method, &params)),
+                    Some(method),
+                    "{params}"
+                );
+            }
         }
         let without_capabilities =
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
         let of_another_era = META.replace("2026-07-28", "2025-11-25");
+        let valid = list(&format!(r#"{{"_meta":{META}}}"#));
         for (case, method, body) in [
             (
                 "no params",
@@ -996,22 +793,16 @@ mod tests {
                 "tools/list",
                 list(&format!(r#"{{"_meta":{META}}},"error":{{}}"#)),
             ),
+            ("a header naming a call", "tools/call", valid.clone()),
             (
-                "a header naming another method",
-                "tools/call",
-                list(&format!(r#"{{"_meta":{META}}}"#)),
-            ),
-            (
-                "a body of another method",
-                "tools/list",
-                list(&format!(r#"{{"_meta":{META}}}"#))
-                    .replace("\"tools/list\"", "\"prompts/list\""),
+                "a header naming another list",
+                "prompts/list",
+                valid.clone(),
             ),
             (
                 "a method served nowhere here",
-                "prompts/list",
-                list(&format!(r#"{{"_meta":{META}}}"#))
-                    .replace("\"tools/list\"", "\"prompts/list\""),
+                "ping",
+                of("ping", &format!(r#"{{"_meta":{META}}}"#)),
             ),
         ] {
             assert_eq!(served(method, &body), None, "{case}: {body}");

@@ -692,7 +692,7 @@ impl GuardService {
 // future (the future-size test in `transport.rs`).
 #[allow(clippy::large_enum_variant)]
 enum Posted<'a> {
-    /// The usual MRTR `tools/call`, or a stateless `tools/list`, checked and read in one
+    /// The usual MRTR `tools/call`, or a stateless list (`tools/list`, …), checked and read in one
     /// pass: the direct path serves it.
     Direct(&'a super::direct::Direct, super::direct::DirectRequest),
     /// Any other, served by [`Guard::serve_posted`].

@@ -12,6 +12,10 @@ mod hosts;
 #[cfg(feature = "http")]
 mod listener;
 #[cfg(feature = "http")]
+mod lists;
+#[cfg(feature = "http")]
+mod message;
+#[cfg(feature = "http")]
 mod notified;
 #[cfg(feature = "http")]
 mod owners;

@@ -1,0 +1,156 @@
+//! The stateless JSON-RPC message as the direct path (`super::direct`, `super::lists`)
+//! reads it and writes its answer back: read in one pass with the guard's JSON checks,
+//! an id as those checks admit one, params from an object only, the `_meta` keys read
+//! without rmcp's typed accessors, and the answer written with rmcp's status.
+
+use axum::response::Response;
+use http::StatusCode;
+use rmcp::model::{ErrorCode, ProtocolVersion, RequestId, ServerJsonRpcMessage};
+
+use super::notified::Written;
+use crate::serve::json_check::{self, JsonBudget};
+
+/// A message read from `body` in one pass with the guard's JSON checks
+/// ([`json_check::typed::read_within`]); `None` for a body they would refuse, and for any
+/// that is not a `T`.
+pub(super) fn one_pass<'de, T: serde::Deserialize<'de>>(
+    body: &'de [u8],
+    budget: JsonBudget,
+) -> Option<T> {
+    // The walk also requires a JSON-RPC message to be an object, where a struct may be
+    // read from an array.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return None;
+    }
+    json_check::typed::read_within(body, budget)
+}
+
+/// The params, from a JSON object only. The derived readers of rmcp's params types also
+/// take an array of the members in order, which rmcp (reading params beside a flattened
+/// `_meta`) refuses.
+pub(super) fn params_object<'de, D: serde::Deserializer<'de>, P: serde::Deserialize<'de>>(
+    deserializer: D,
+) -> Result<P, D::Error> {
+    struct ObjectVisitor<P>(std::marker::PhantomData<P>);
+    impl<'de, P: serde::Deserialize<'de>> serde::de::Visitor<'de> for ObjectVisitor<P> {
+        type Value = P;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the params object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<P, A::Error> {
+            P::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+}
+
+/// A request id as the guard's envelope check admits one: an integer or a string, by its
+/// JSON token. rmcp also reads a number in float form (`1.0`) as an integer id, but the
+/// check refuses it, and a body read in one pass ([`super::direct::Direct::read_within`]) has not been
+/// through the check.
+pub(super) struct CallId(pub(super) RequestId);
+
+impl<'de> serde::Deserialize<'de> for CallId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl serde::de::Visitor<'_> for IdVisitor {
+            type Value = CallId;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E: serde::de::Error>(self, id: i64) -> Result<CallId, E> {
+                Ok(CallId(RequestId::Number(id)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, id: u64) -> Result<CallId, E> {
+                // Past `i64::MAX` rmcp refuses the id, and so the request.
+                let id = i64::try_from(id).map_err(E::custom)?;
+                Ok(CallId(RequestId::Number(id)))
+            }
+            fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<CallId, E> {
+                Ok(CallId(RequestId::String(id.into())))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// The `_meta` keys this path reads itself: rmcp's accessors (`protocol_version()`,
+/// `get_progress_token()`, `log_level()`) decode a typed value from each, which cost
+/// more than all the request's other checks together. A test keeps them rmcp's.
+pub(super) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(super) const META_PROGRESS_TOKEN: &str = "progressToken";
+pub(super) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// Whether `_meta` names MCP 2026-07-28, as `meta.protocol_version() ==
+/// Some(V_2026_07_28)` answers: that version is the string, and only it.
+pub(super) fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
+    (meta.0)
+        .0
+        .get(META_PROTOCOL_VERSION)
+        .and_then(serde_json::Value::as_str)
+        == Some(ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The JSON response rmcp gives a stateless request's one message, with its status.
+pub(super) fn respond(message: &ServerJsonRpcMessage) -> Response {
+    written(message, None).into_response()
+}
+
+/// `message` written as rmcp writes a stateless request's one message, with its status,
+/// and the `serverInfo` stamp of an unstamped input-required or complete result written
+/// by the reply writer (see `reply::write`).
+pub(super) fn written(message: &ServerJsonRpcMessage, server_info: Option<&[u8]>) -> Written {
+    let status = match message {
+        ServerJsonRpcMessage::Error(error) => match error.error.code {
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+            ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+            _ => StatusCode::OK,
+        },
+        _ => StatusCode::OK,
+    };
+    // Sized for a typical answer up front: growing from serde_json's default of 128
+    // bytes copied the body three times.
+    let mut body = Vec::with_capacity(1024);
+    let body = super::reply::write(message, server_info, &mut body)
+        .map(|()| body)
+        .map_err(|error| error.to_string());
+    Written { status, body }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `_meta` keys read here are the ones rmcp's accessors read: each is present
+    /// exactly when rmcp's setter wrote it, and the version reads as rmcp reads it.
+    #[test]
+    fn meta_is_read_as_rmcp_reads_it() {
+        use rmcp::model::{LoggingLevel, NumberOrString, ProgressToken, RequestMetaObject};
+        let mut meta = RequestMetaObject::default();
+        assert!(!names_2026_07_28(&meta));
+        meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+        meta.set_progress_token(ProgressToken(NumberOrString::Number(1)));
+        meta.set_log_level(LoggingLevel::Debug);
+        assert!(names_2026_07_28(&meta));
+        assert!((meta.0).0.contains_key(META_PROGRESS_TOKEN));
+        assert!((meta.0).0.contains_key(META_LOG_LEVEL));
+        for version in [
+            serde_json::json!("2025-11-25"),
+            serde_json::json!("2026-07-28 "),
+            serde_json::json!(20260728),
+            serde_json::json!(null),
+        ] {
+            (meta.0)
+                .0
+                .insert(META_PROTOCOL_VERSION.to_owned(), version.clone());
+            assert_eq!(
+                names_2026_07_28(&meta),
+                meta.protocol_version() == Some(ProtocolVersion::V_2026_07_28),
+                "{version}"
+            );
+            assert!(!names_2026_07_28(&meta), "{version}");
+        }
+    }
+}
