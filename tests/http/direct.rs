@@ -1293,15 +1293,16 @@ async fn bytes_of(addr: SocketAddr, raw: &Post) -> (u16, Option<String>, Vec<u8>
     (status, content_type, body)
 }
 
-const LISTS: [&str; 4] = [
+const LISTS: [&str; 5] = [
     "tools/list",
     "prompts/list",
     "resources/list",
     "resources/templates/list",
+    "server/discover",
 ];
 
-/// A stateless list (`tools/list`, `prompts/list`, `resources/list`,
-/// `resources/templates/list`) is answered by the direct path (the unit tests in
+/// A stateless listing (`tools/list`, `prompts/list`, `resources/list`,
+/// `resources/templates/list`, `server/discover`) is answered by the direct path (the unit tests in
 /// `serve::http::direct` check which it takes) exactly as rmcp answers it: the same bytes
 /// for each list it takes and for each it leaves to rmcp; on a server with prompts,
 /// resources and a task store (whose tools declare their `execution.taskSupport`), and on
@@ -1434,7 +1435,7 @@ async fn lists_answer_the_same() {
             }
         }
     }
-    assert_eq!(compared, 4 * 19 * 2);
+    assert_eq!(compared, LISTS.len() * 19 * 2);
     // Not vacuous: the lists are lists, a task tool declares its support, and a server
     // without prompts has no prompt list.
     let listed = send(
@@ -1464,4 +1465,16 @@ async fn lists_answer_the_same() {
         let none = send(plain.direct.addr, &list_of(method, with_meta(json!({})))).await;
         assert_eq!(none.body["error"]["code"], -32601, "{method}: {none:?}");
     }
+    let discovered = send(
+        full.direct.addr,
+        &list_of("server/discover", with_meta(json!({}))),
+    )
+    .await;
+    let result = &discovered.body["result"];
+    assert_eq!(result["supportedVersions"][0], VERSION, "{discovered:?}");
+    assert!(
+        result["capabilities"]["prompts"].is_object()
+            && result["capabilities"]["resources"].is_object(),
+        "{discovered:?}"
+    );
 }

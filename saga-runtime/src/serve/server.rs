@@ -158,6 +158,15 @@ impl SagaServer {
         ]
     }
 
+    /// The answer to `server/discover`: the versions served, the server's info and
+    /// capabilities, cacheable by anyone for the list TTL. The same for the server's life.
+    pub(crate) fn discovery(&self) -> DiscoverResult {
+        let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
+        DiscoverResult::from_server_info(Self::protocol_versions().to_vec(), self.get_info())
+            .with_ttl_ms(ttl_ms)
+            .with_cache_scope(rmcp::model::CacheScope::Public)
+    }
+
     /// Whether MRTR `tools/call`s run without rmcp's per-request service over HTTP; see
     /// [`SagaServerBuilder::direct_calls`](super::SagaServerBuilder::direct_calls).
     pub(crate) fn direct_calls(&self) -> bool {
@@ -346,17 +355,7 @@ impl ServerHandler for SagaServer {
     ) -> Result<DiscoverResult, ErrorData> {
         // Its MCP server span (feature `otel`): made before the body takes the context.
         let trace = crate::otel::MethodTrace::of("server/discover", None, &_context);
-        trace
-            .run(async move {
-                let ttl_ms = u64::try_from(self.list_ttl.as_millis()).unwrap_or(u64::MAX);
-                Ok(DiscoverResult::from_server_info(
-                    Self::protocol_versions().to_vec(),
-                    self.get_info(),
-                )
-                .with_ttl_ms(ttl_ms)
-                .with_cache_scope(rmcp::model::CacheScope::Public))
-            })
-            .await
+        trace.run(async move { Ok(self.discovery()) }).await
     }
 
     async fn list_tools(

@@ -1,7 +1,7 @@
-//! The direct path: an MRTR `tools/call` or a stateless list (`tools/list`,
-//! `prompts/list`, `resources/list`, `resources/templates/list`: `super::lists`) that
-//! rmcp's transport would accept exactly as it is, served by saga without rmcp's
-//! per-request service.
+//! The direct path: an MRTR `tools/call` or a stateless listing (`tools/list`,
+//! `prompts/list`, `resources/list`, `resources/templates/list`, `server/discover`:
+//! `super::lists`) that rmcp's transport would accept exactly as it is, served by saga
+//! without rmcp's per-request service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -21,7 +21,7 @@
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
 //! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, `tools/call` or a
-//!    list, read with rmcp's own types for each member and more strictly than rmcp reads
+//!    listing, read with rmcp's own types for each member and more strictly than rmcp reads
 //!    it ([`CallMessage`], `lists::ListMessage`);
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
@@ -38,7 +38,7 @@
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
 //! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
 //! for a missing resource), and the response is the JSON message with rmcp's status. A
-//! list is answered as `SagaServer`'s handler answers it (tools for the caller's token,
+//! listing is answered as `SagaServer`'s handler answers it (tools for the caller's token,
 //! in its own MCP server span), a tool list with the task support the guard adds to
 //! rmcp's answer.
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
@@ -51,14 +51,14 @@ use futures::future::{BoxFuture, FutureExt as _};
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, header};
 use rmcp::model::{
-    CallToolRequestMethod, CallToolResponse, ClientCapabilities, ErrorCode, JsonRpcVersion2_0,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestMethod, CallToolResponse, ClientCapabilities, DiscoverResult, ErrorCode,
+    JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::hosts::{Authority, Origins, host_admitted};
-use super::lists::{List, Listing};
+use super::lists::{List, Listing, Sources};
 use super::message::{
     CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, names_2026_07_28, one_pass, params_object,
     respond, written,
@@ -152,12 +152,18 @@ pub(crate) struct Direct {
     keep_alive: Option<std::time::Duration>,
     /// rmcp's `Origin` check under the config.
     origins: Arc<Origins>,
+    /// The server's answer to `server/discover`, made once.
+    discovery: Arc<DiscoverResult>,
 }
 
 impl Direct {
     /// The direct path for `tools` under `config`, or `None` when the config makes rmcp
     /// answer in a way this path does not reproduce (SSE responses to plain calls).
-    pub(crate) fn new(tools: SagaTools, config: &StreamableHttpServerConfig) -> Option<Self> {
+    pub(crate) fn new(
+        tools: SagaTools,
+        discovery: DiscoverResult,
+        config: &StreamableHttpServerConfig,
+    ) -> Option<Self> {
         if !config.json_response {
             return None;
         }
@@ -167,10 +173,11 @@ impl Direct {
             allowed_hosts,
             keep_alive: config.sse_keep_alive,
             origins: Arc::new(Origins::of(config)),
+            discovery: Arc::new(discovery),
         })
     }
 
-    /// A request this path serves (a `tools/call` or a list), read from a body that has
+    /// A request this path serves (a `tools/call` or a listing), read from a body that has
     /// not been through the guard's JSON checks: they are made in the same pass
     /// ([`crate::serve::json_check::typed::read_within`]), and a body they would refuse
     /// is `None`, as is any body this path does not serve (rmcp answers it).
@@ -201,9 +208,17 @@ impl Direct {
                 .map(DirectRequest::Call),
             method => {
                 let listing = Listing::of_method(method)?;
-                List::read(&self.tools, parts, listing, one_pass(body, budget)?)
+                List::read(self.sources(), parts, listing, one_pass(body, budget)?)
                     .map(DirectRequest::List)
             }
+        }
+    }
+
+    /// What the lists are answered from.
+    fn sources(&self) -> Sources<'_> {
+        Sources {
+            tools: &self.tools,
+            discovery: &self.discovery,
         }
     }
 
@@ -717,7 +732,15 @@ mod tests {
             .keys(crate::state::KeyRing::ephemeral())
             .build()
             .expect("no tools is a registry");
-        let direct = Direct::new(tools, &super::super::default_http_config()).expect("served");
+        let direct = Direct::new(
+            tools,
+            DiscoverResult::from_server_info(
+                Vec::new(),
+                rmcp::model::ServerConfig::new(Default::default()),
+            ),
+            &super::super::default_http_config(),
+        )
+        .expect("served");
         let (parts, ()) = http::Request::builder()
             .method("POST")
             .uri("/mcp")
@@ -733,8 +756,9 @@ mod tests {
             .map(|request| request.method())
     }
 
-    /// A stateless list (`tools/list`, `prompts/list`, …) is served here when rmcp would
-    /// take it as it is, and left to rmcp (which refuses or answers it) otherwise.
+    /// A stateless listing (`tools/list`, `prompts/list`, …, `server/discover`) is served
+    /// here when rmcp would take it as it is, and left to rmcp (which refuses or answers
+    /// it) otherwise.
     #[test]
     fn a_list_is_served_only_as_rmcp_would_take_it() {
         const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -747,17 +771,20 @@ mod tests {
             "prompts/list",
             "resources/list",
             "resources/templates/list",
+            "server/discover",
         ] {
-            for params in [
-                format!(r#"{{"_meta":{META}}}"#),
-                format!(r#"{{"_meta":{META},"cursor":"next"}}"#),
-                format!(r#"{{"_meta":{META},"cursor":null}}"#),
-                format!(r#"{{"_meta":{META},"unknown":[1]}}"#),
+            let pages = method != "server/discover";
+            for (params, taken) in [
+                (format!(r#"{{"_meta":{META}}}"#), true),
+                (format!(r#"{{"_meta":{META},"cursor":"next"}}"#), pages),
+                (format!(r#"{{"_meta":{META},"cursor":null}}"#), pages),
+                // rmcp ignores it in a list, and refuses it in `server/discover`.
+                (format!(r#"{{"_meta":{META},"unknown":[1]}}"#), false),
             ] {
                 assert_eq!(
                     served(method, &of(method, &params)),
-                    Some(method),
-                    "{params}"
+                    taken.then_some(method),
+                    "{method}: {params}"
                 );
             }
         }

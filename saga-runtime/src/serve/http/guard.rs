@@ -692,8 +692,8 @@ impl GuardService {
 // future (the future-size test in `transport.rs`).
 #[allow(clippy::large_enum_variant)]
 enum Posted<'a> {
-    /// The usual MRTR `tools/call`, or a stateless list (`tools/list`, …), checked and read in one
-    /// pass: the direct path serves it.
+    /// The usual MRTR `tools/call`, or a stateless listing (`tools/list`, …,
+    /// `server/discover`), checked and read in one pass: the direct path serves it.
     Direct(&'a super::direct::Direct, super::direct::DirectRequest),
     /// Any other, served by [`Guard::serve_posted`].
     Other(OtherPost<'a>),

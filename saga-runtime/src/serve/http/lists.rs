@@ -1,9 +1,10 @@
-//! The list methods of a stateless (MCP 2026-07-28) client, served by the direct path
-//! (`super::direct`): `tools/list`, `prompts/list`, `resources/list` and
-//! `resources/templates/list`, each answered as `SagaServer`'s handler answers it through
-//! rmcp's service, in its own MCP server span.
+//! The listing methods of a stateless (MCP 2026-07-28) client, served by the direct path
+//! (`super::direct`): `tools/list`, `prompts/list`, `resources/list`,
+//! `resources/templates/list`, and `server/discover` (the server's listing of itself),
+//! each answered as `SagaServer`'s handler answers it through rmcp's service, in its own
+//! MCP server span.
 //!
-//! A list method is one [`Listing`]; adding one is a variant, its method's name and its
+//! A listing method is one [`Listing`]; adding one is a variant, its method's name and its
 //! answer.
 
 use axum::response::Response;
@@ -11,7 +12,8 @@ use http::StatusCode;
 use http::request::Parts;
 use rmcp::ErrorData;
 use rmcp::model::{
-    JsonRpcVersion2_0, PaginatedRequestParams, RequestId, ServerJsonRpcMessage, ServerResult,
+    DiscoverResult, JsonRpcVersion2_0, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ServerResult,
 };
 
 use super::message::{CallId, names_2026_07_28, params_object, written};
@@ -26,14 +28,17 @@ pub(crate) enum Listing {
     Prompts,
     Resources,
     ResourceTemplates,
+    /// `server/discover`: the versions served, the server's info and capabilities.
+    Server,
 }
 
 impl Listing {
-    const ALL: [Listing; 4] = [
+    const ALL: [Listing; 5] = [
         Listing::Tools,
         Listing::Prompts,
         Listing::Resources,
         Listing::ResourceTemplates,
+        Listing::Server,
     ];
 
     /// Its JSON-RPC method.
@@ -43,6 +48,7 @@ impl Listing {
             Listing::Prompts => "prompts/list",
             Listing::Resources => "resources/list",
             Listing::ResourceTemplates => "resources/templates/list",
+            Listing::Server => "server/discover",
         }
     }
 
@@ -53,9 +59,16 @@ impl Listing {
             .find(|listing| listing.method() == method)
     }
 
-    /// Its answer from `tools` to the caller whose HTTP head is `parts`, as
+    /// Whether it takes a `cursor` param: `server/discover`'s params are `_meta` alone,
+    /// and rmcp refuses any other member.
+    fn pages(self) -> bool {
+        self != Listing::Server
+    }
+
+    /// Its answer from `sources` to the caller whose HTTP head is `parts`, as
     /// `SagaServer`'s handler gives it to rmcp.
-    fn answer(self, tools: &SagaTools, parts: &Parts) -> Result<ServerResult, ErrorData> {
+    fn answer(self, sources: Sources<'_>, parts: &Parts) -> Result<ServerResult, ErrorData> {
+        let tools = sources.tools;
         Ok(match self {
             Listing::Tools => ServerResult::ListToolsResult(tools.list_seen_by(Some(parts))),
             Listing::Prompts => ServerResult::ListPromptsResult(tools.prompts_listed()?),
@@ -63,15 +76,46 @@ impl Listing {
             Listing::ResourceTemplates => {
                 ServerResult::ListResourceTemplatesResult(tools.resource_templates_listed()?)
             }
+            Listing::Server => ServerResult::DiscoverResult(sources.discovery.clone()),
         })
     }
 }
 
-/// A JSON-RPC request of a list method, read as the direct path reads a call: rmcp's
-/// types for each member, exactly these four, `params` an object. rmcp also takes a list
-/// without params, but a stateless request's params carry its required `_meta`, so one
-/// without is rmcp's to refuse. The method is checked against the one `Mcp-Method` names
-/// ([`List::read`]).
+/// What the listings are answered from: the registry, and the server's discovery answer
+/// (made once: `SagaServer::discovery`).
+#[derive(Clone, Copy)]
+pub(crate) struct Sources<'a> {
+    pub(crate) tools: &'a SagaTools,
+    pub(crate) discovery: &'a DiscoverResult,
+}
+
+/// A listing's params: `_meta` and a cursor, nothing else. rmcp ignores other members of
+/// a list's params, but refuses them in `server/discover`'s; a request with one is rmcp's
+/// to answer either way.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListParams {
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMetaObject>,
+    /// `Some` when the member is there, even as `null`. It is read (a cursor that is not
+    /// a string is rmcp's to refuse), and unused: each list is one page, as the handler
+    /// answers it.
+    #[serde(default, deserialize_with = "present")]
+    cursor: Option<Option<String>>,
+}
+
+/// A member that is there, whatever its value (`null` too).
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<String>>, D::Error> {
+    serde::Deserialize::deserialize(deserializer).map(Some)
+}
+
+/// A JSON-RPC request of a listing method, read as the direct path reads a call: rmcp's
+/// types for each member, exactly these four, `params` an object ([`ListParams`]). rmcp
+/// also takes a list without params, but a stateless request's params carry its required
+/// `_meta`, so one without is rmcp's to refuse. The method is checked against the one
+/// `Mcp-Method` names ([`List::read`]).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListMessage {
@@ -79,13 +123,11 @@ pub(super) struct ListMessage {
     jsonrpc: JsonRpcVersion2_0,
     id: CallId,
     method: String,
-    // Its cursor is read (a cursor that is not a string is rmcp's to refuse), and
-    // unused: each list is one page, as the handler answers it.
     #[serde(deserialize_with = "params_object")]
-    params: PaginatedRequestParams,
+    params: ListParams,
 }
 
-/// A stateless list request the direct path serves: read, found to pass every check, and
+/// A stateless listing request the direct path serves: read, found to pass every check, and
 /// answered for its caller.
 pub(crate) struct List {
     listing: Listing,
@@ -101,7 +143,7 @@ impl List {
     /// have passed: `super::direct::Direct::read_within`); answered for the caller whose HTTP head is
     /// `parts`.
     pub(super) fn read(
-        tools: &SagaTools,
+        sources: Sources<'_>,
         parts: &Parts,
         listing: Listing,
         message: ListMessage,
@@ -112,7 +154,7 @@ impl List {
             params,
             ..
         } = message;
-        if method != listing.method() {
+        if method != listing.method() || (params.cursor.is_some() && !listing.pages()) {
             return None;
         }
         let meta = params.meta?;
@@ -125,7 +167,7 @@ impl List {
         Some(Self {
             listing,
             id,
-            answer: listing.answer(tools, parts),
+            answer: listing.answer(sources, parts),
             trace,
         })
     }

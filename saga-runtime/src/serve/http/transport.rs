@@ -141,7 +141,7 @@ impl SagaServer {
         let sessions = Arc::new(sessions);
         let direct = self
             .direct_calls()
-            .then(|| direct::Direct::new(self.tools().clone(), &config))
+            .then(|| direct::Direct::new(self.tools().clone(), self.discovery(), &config))
             .flatten();
         let max_body_bytes = config.max_request_body_bytes;
         let server = self.clone();
