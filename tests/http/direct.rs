@@ -1478,3 +1478,210 @@ async fn lists_answer_the_same() {
         "{discovered:?}"
     );
 }
+
+/// Becomes a task at its checkpoint, then asks where to go.
+#[saga_tool(task)]
+async fn waiter() -> Result<String, SagaError> {
+    checkpoint().await;
+    let target: deploy::Target = elicit("Where to?").await?;
+    Ok(target.target)
+}
+
+/// `_meta` of a client of the tasks extension.
+fn task_meta() -> Value {
+    let mut meta = meta();
+    meta["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        json!({"io.modelcontextprotocol/tasks": {}});
+    meta
+}
+
+/// A stateless request of a task `method` for `task_id`, with `extra` params.
+fn task_request(method: &str, task_id: &str, meta: Value, extra: Value) -> Post {
+    let mut params = json!({"taskId": task_id, "_meta": meta});
+    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    Post::mcp(UNSENT).rpc(&json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}))
+}
+
+/// A reply with what differs between two servers' tasks (their ids, their clocks) set
+/// aside, and `id` written as `<task>`.
+fn masked(mut reply: Reply, id: &str) -> Reply {
+    let text = reply.body.to_string().replace(id, "<task>");
+    reply.body = serde_json::from_str(&text).expect("JSON");
+    for field in ["createdAt", "lastUpdatedAt"] {
+        if let Some(value) = reply.body.pointer_mut(&format!("/result/{field}")) {
+            *value = json!("<time>");
+        }
+    }
+    reply
+}
+
+/// Starts `waiter` as a task on the server at `addr`; its id, once it waits for input.
+async fn waiting_task(addr: SocketAddr) -> String {
+    let call = raw(json!({"name": "waiter", "arguments": {}, "_meta": task_meta()}));
+    let begun = send(addr, &call).await;
+    let id = begun.body["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {begun:?}"))
+        .to_owned();
+    for _ in 0..200 {
+        let seen = send(
+            addr,
+            &task_request("tasks/get", &id, task_meta(), json!({})),
+        )
+        .await;
+        if seen.body["result"]["status"] == "input_required" {
+            return id;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the task never waited for its input");
+}
+
+/// A request about the task whose id it is given.
+type OfTask = Box<dyn Fn(&str) -> Post>;
+
+/// `tasks/get`, `tasks/update` and `tasks/cancel` of a stateless client are answered by
+/// the direct path (the unit tests in `serve::http::direct` check which it takes) as rmcp
+/// answers them: the same status, type and body, the task's id and clocks set aside, for
+/// a task's whole life and for every request rmcp would refuse or read otherwise.
+#[tokio::test]
+async fn task_requests_answer_the_same() {
+    let with_tasks = |direct: bool| {
+        SagaServer::builder()
+            .info("probe-server", "1.0.0")
+            .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+            .tool(waiter)
+            .tasks(TaskStore::memory())
+            .direct_calls(direct)
+            .build()
+            .expect("the server builds")
+    };
+    let tasked = Pair {
+        direct: serve_local(with_tasks(true)).await,
+        rmcp: serve_local(with_tasks(false)).await,
+    };
+    let plain = pair().await;
+    let ids = (
+        waiting_task(tasked.direct.addr).await,
+        waiting_task(tasked.rmcp.addr).await,
+    );
+    // Each request of `of` for the task on each server; both answers must agree.
+    let alike = |case: &'static str, of: OfTask| {
+        let (direct_id, rmcp_id) = (ids.0.clone(), ids.1.clone());
+        let (direct_addr, rmcp_addr) = (tasked.direct.addr, tasked.rmcp.addr);
+        async move {
+            let direct = masked(send(direct_addr, &of(&direct_id)).await, &direct_id);
+            let rmcp = masked(send(rmcp_addr, &of(&rmcp_id)).await, &rmcp_id);
+            assert_eq!(direct, rmcp, "{case}: the two paths answer differently");
+            direct
+        }
+    };
+    let get = |meta: fn() -> Value, extra: Value| -> OfTask {
+        Box::new(move |id| task_request("tasks/get", id, meta(), extra.clone()))
+    };
+    let waiting = alike("get a waiting task", get(task_meta, json!({}))).await;
+    assert_eq!(
+        waiting.body["result"]["status"], "input_required",
+        "{waiting:?}"
+    );
+    let key = waiting.body["result"]["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next().cloned())
+        .unwrap_or_else(|| panic!("an input request: {waiting:?}"));
+    let refusals: Vec<(&'static str, OfTask)> = vec![
+        ("without the tasks capability", get(meta, json!({}))),
+        (
+            "with inputResponses",
+            get(task_meta, json!({"inputResponses": {}})),
+        ),
+        ("with an unknown param", get(task_meta, json!({"extra": 1}))),
+        (
+            "an unknown task",
+            Box::new(|_| task_request("tasks/get", "no-such-task", task_meta(), json!({}))),
+        ),
+        (
+            "another task's Mcp-Name",
+            Box::new(|id| {
+                task_request("tasks/get", id, task_meta(), json!({})).header("mcp-name", "other")
+            }),
+        ),
+        (
+            "no Mcp-Name",
+            Box::new(|id| {
+                task_request("tasks/get", id, task_meta(), json!({})).without("mcp-name")
+            }),
+        ),
+        (
+            "a header naming another task method",
+            Box::new(|id| {
+                task_request("tasks/get", id, task_meta(), json!({}))
+                    .header("mcp-method", "tasks/cancel")
+            }),
+        ),
+        (
+            "an update without answers",
+            Box::new(|id| task_request("tasks/update", id, task_meta(), json!({}))),
+        ),
+        (
+            "an update of an unknown key",
+            Box::new(|id| {
+                task_request(
+                    "tasks/update",
+                    id,
+                    task_meta(),
+                    json!({"inputResponses": {"no-such-key": {"action": "decline"}}}),
+                )
+            }),
+        ),
+        (
+            "a cancel of an unknown task",
+            Box::new(|_| task_request("tasks/cancel", "no-such-task", task_meta(), json!({}))),
+        ),
+    ];
+    for (case, of) in refusals {
+        alike(case, of).await;
+    }
+    // The task goes on with its answer, on both, and ends alike.
+    let answer =
+        json!({"inputResponses": {key.clone(): {"action": "accept", "content": {"target": "eu"}}}});
+    let update = alike(
+        "an update",
+        Box::new(move |id| task_request("tasks/update", id, task_meta(), answer.clone())),
+    )
+    .await;
+    assert!(update.body.get("result").is_some(), "{update:?}");
+    // Each server's worker ends it in its own time: the answers are compared once both
+    // have.
+    for (addr, id) in [(tasked.direct.addr, &ids.0), (tasked.rmcp.addr, &ids.1)] {
+        let mut polls = 0;
+        while send(addr, &task_request("tasks/get", id, task_meta(), json!({})))
+            .await
+            .body["result"]["status"]
+            != "completed"
+        {
+            polls += 1;
+            assert!(polls < 500, "the task never completed");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+    let ended = alike("get an ended task", get(task_meta, json!({}))).await;
+    assert_eq!(ended.body["result"]["status"], "completed", "{ended:?}");
+    alike(
+        "a cancel of an ended task",
+        Box::new(|id| task_request("tasks/cancel", id, task_meta(), json!({}))),
+    )
+    .await;
+    // A server without tasks has no task methods, on either path.
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let extra = if method == "tasks/update" {
+            json!({"inputResponses": {}})
+        } else {
+            json!({})
+        };
+        let request = task_request(method, "t-1", task_meta(), extra);
+        let (seen, _) = same(&plain, method, &request).await;
+        assert_eq!(seen.body["error"]["code"], -32601, "{method}: {seen:?}");
+    }
+}

@@ -1,7 +1,8 @@
-//! The direct path: an MRTR `tools/call` or a stateless listing (`tools/list`,
+//! The direct path: an MRTR `tools/call`, a stateless listing (`tools/list`,
 //! `prompts/list`, `resources/list`, `resources/templates/list`, `server/discover`:
-//! `super::lists`) that rmcp's transport would accept exactly as it is, served by saga
-//! without rmcp's per-request service.
+//! `super::lists`) or task request (`tasks/get`, `tasks/update`, `tasks/cancel`:
+//! `super::task_requests`) that rmcp's transport would accept exactly as it is, served by
+//! saga without rmcp's per-request service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -20,16 +21,18 @@
 //!    and was not told to check without (rmcp's DNS-rebinding check, `hosts.rs`);
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
-//! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, `tools/call` or a
-//!    listing, read with rmcp's own types for each member and more strictly than rmcp reads
-//!    it ([`CallMessage`], `lists::ListMessage`);
+//! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, `tools/call`, a
+//!    listing or a task request, read with rmcp's own types for each member and more
+//!    strictly than rmcp reads it ([`CallMessage`], `lists::ListMessage`,
+//!    `task_requests::TaskMessage`);
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
-//! 5. `Mcp-Method` and, for a call, `Mcp-Name` (SEP-2243) are single and match the body (a name in
-//!    SEP-2243's Base64 wrapper decoded as rmcp decodes it), and each `Mcp-Param-*` header
-//!    the tool's schema names matches its argument (`serve::param_headers`; rmcp reads no
-//!    other, so any other is ignored here as there);
+//! 5. `Mcp-Method` and, for a call or a task request, `Mcp-Name` (SEP-2243) are single
+//!    and match the body (the tool's name, the task's id; a name in SEP-2243's Base64
+//!    wrapper decoded as rmcp decodes it), and each `Mcp-Param-*` header a called tool's
+//!    schema names matches its argument (`serve::param_headers`; rmcp reads no other, so
+//!    any other is ignored here as there);
 //! 6. nothing more: a call whose `_meta` asks for progress or log messages gets them,
 //!    written as rmcp writes them ([`super::notified`]), or, for a client that asked to be
 //!    streamed through the call's checkpoints (`resumableRequests`), in that stream
@@ -40,7 +43,8 @@
 //! for a missing resource), and the response is the JSON message with rmcp's status. A
 //! listing is answered as `SagaServer`'s handler answers it (tools for the caller's token,
 //! in its own MCP server span), a tool list with the task support the guard adds to
-//! rmcp's answer.
+//! rmcp's answer; a task request after the tasks extension's checks rmcp makes first.
+//!
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
 
@@ -64,6 +68,7 @@ use super::message::{
     respond, written,
 };
 use super::notified::Answer;
+use super::task_requests::{TaskMethod, TaskRequest};
 use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::runner::family::Saga;
@@ -119,6 +124,7 @@ pub(crate) struct DirectCall {
 pub(crate) enum DirectRequest {
     Call(DirectCall),
     List(List),
+    Task(TaskRequest),
 }
 
 impl DirectRequest {
@@ -127,6 +133,7 @@ impl DirectRequest {
         match self {
             DirectRequest::Call(_) => TOOLS_CALL,
             DirectRequest::List(list) => list.method(),
+            DirectRequest::Task(task) => task.method(),
         }
     }
 }
@@ -207,9 +214,17 @@ impl Direct {
                 .read_call(parts, caller, || one_pass(body, budget))
                 .map(DirectRequest::Call),
             method => {
-                let listing = Listing::of_method(method)?;
-                List::read(self.sources(), parts, listing, one_pass(body, budget)?)
-                    .map(DirectRequest::List)
+                if let Some(listing) = Listing::of_method(method) {
+                    return List::read(self.sources(), parts, listing, one_pass(body, budget)?)
+                        .map(DirectRequest::List);
+                }
+                let task = TaskMethod::of_method(method)?;
+                // rmcp requires `Mcp-Name` to name the task.
+                let name = param_headers::decode(sole(headers, NAME_HEADER)?)?;
+                let principal = || self.tools.head(Some(parts), caller.take()).principal;
+                let message = one_pass(body, budget)?;
+                TaskRequest::read(&self.tools, parts, task, &name, message, principal)
+                    .map(DirectRequest::Task)
             }
         }
     }
@@ -227,6 +242,7 @@ impl Direct {
         match request {
             DirectRequest::Call(call) => self.run_call(call),
             DirectRequest::List(list) => list.respond(&self.tools).boxed(),
+            DirectRequest::Task(task) => task.respond(&self.tools).boxed(),
         }
     }
 
@@ -728,6 +744,11 @@ mod tests {
     /// What the direct path makes of a POST to `/mcp` with the usual headers, `method` in
     /// `Mcp-Method`, and `body`: the method it serves, or `None` (rmcp answers).
     fn served(method: &str, body: &str) -> Option<&'static str> {
+        served_named(method, None, body)
+    }
+
+    /// As [`served`], with `name` in `Mcp-Name` when given.
+    fn served_named(method: &str, name: Option<&str>, body: &str) -> Option<&'static str> {
         let tools = SagaTools::builder()
             .keys(crate::state::KeyRing::ephemeral())
             .build()
@@ -741,16 +762,20 @@ mod tests {
             &super::super::default_http_config(),
         )
         .expect("served");
-        let (parts, ()) = http::Request::builder()
+        let parts = http::Request::builder()
             .method("POST")
             .uri("/mcp")
             .header(header::HOST, "localhost:3000")
             .header(header::ACCEPT, "application/json, text/event-stream")
             .header(PROTOCOL_VERSION_HEADER, "2026-07-28")
-            .header(METHOD_HEADER, method)
-            .body(())
-            .expect("a request")
-            .into_parts();
+            .header(METHOD_HEADER, method);
+        let (parts, ()) = match name {
+            Some(name) => parts.header(NAME_HEADER, name),
+            None => parts,
+        }
+        .body(())
+        .expect("a request")
+        .into_parts();
         direct
             .read_within(&parts, body.as_bytes(), BUDGET, &mut None)
             .map(|request| request.method())
@@ -834,6 +859,68 @@ mod tests {
         ] {
             assert_eq!(served(method, &body), None, "{case}: {body}");
         }
+    }
+
+    /// A stateless `tasks/get`, `tasks/update` or `tasks/cancel` is served here when rmcp
+    /// would take it as it is: its `Mcp-Name` its task's id, its params only its own.
+    #[test]
+    fn a_task_request_is_served_only_as_rmcp_would_take_it() {
+        const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let of = |method: &str, params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"{method}","params":{params}}}"#)
+        };
+        let answers = r#""inputResponses":{"k":{"action":"decline"}}"#;
+        for (method, extra) in [
+            ("tasks/get", String::new()),
+            ("tasks/update", format!(",{answers}")),
+            ("tasks/cancel", String::new()),
+        ] {
+            let params = format!(r#"{{"_meta":{META},"taskId":"t-1"{extra}}}"#);
+            let body = of(method, &params);
+            assert_eq!(
+                served_named(method, Some("t-1"), &body),
+                Some(method),
+                "{body}"
+            );
+            assert_eq!(
+                served_named(method, Some("=?base64?dC0x?="), &body),
+                Some(method),
+                "a Base64-wrapped name: {body}"
+            );
+            for (case, name, body) in [
+                ("no Mcp-Name", None, body.clone()),
+                ("another task's Mcp-Name", Some("t-2"), body.clone()),
+                (
+                    "an unknown param",
+                    Some("t-1"),
+                    of(method, &params.replacen('{', r#"{"extra":1,"#, 1)),
+                ),
+                (
+                    "no _meta",
+                    Some("t-1"),
+                    of(method, &format!(r#"{{"taskId":"t-1"{extra}}}"#)),
+                ),
+            ] {
+                assert_eq!(served_named(method, name, &body), None, "{case}: {body}");
+            }
+        }
+        // Answers belong to an update only; an update has them.
+        let get_with_answers = of(
+            "tasks/get",
+            &format!(r#"{{"_meta":{META},"taskId":"t-1",{answers}}}"#),
+        );
+        assert_eq!(
+            served_named("tasks/get", Some("t-1"), &get_with_answers),
+            None
+        );
+        let bare_update = of(
+            "tasks/update",
+            &format!(r#"{{"_meta":{META},"taskId":"t-1"}}"#),
+        );
+        assert_eq!(
+            served_named("tasks/update", Some("t-1"), &bare_update),
+            None
+        );
     }
 
     #[test]

@@ -28,6 +28,8 @@ mod routes;
 #[cfg(feature = "http")]
 mod streams;
 #[cfg(feature = "http")]
+mod task_requests;
+#[cfg(feature = "http")]
 mod tool_list;
 #[cfg(feature = "http")]
 mod transport;
