@@ -1685,3 +1685,141 @@ async fn task_requests_answer_the_same() {
         assert_eq!(seen.body["error"]["code"], -32601, "{method}: {seen:?}");
     }
 }
+
+/// A prompt that asks first.
+#[saga_prompt]
+async fn asking() -> Result<Prompt, SagaError> {
+    let target: deploy::Target = elicit("Where to?").await?;
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        format!("Deploy to {}.", target.target),
+    )]))
+}
+
+/// A stateless request of a catalog `method` with `params` (and `_meta`), id 5.
+fn catalog_request(method: &str, mut params: Value) -> Post {
+    params["_meta"] = meta();
+    Post::mcp(UNSENT).rpc(&json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params}))
+}
+
+/// `prompts/get` and `resources/read` of a stateless client are answered by the direct
+/// path (the unit tests in `serve::http::direct` check which it takes) as rmcp answers
+/// them: a prompt, one that asks and its second round, a resource and a templated one,
+/// and each request rmcp refuses or answers otherwise.
+#[tokio::test]
+async fn catalog_requests_answer_the_same() {
+    let with_catalog = |direct: bool| {
+        SagaServer::builder()
+            .info("probe-server", "1.0.0")
+            .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+            .tool(probe)
+            .prompt(greeting)
+            .prompt(asking)
+            .resource("note://one", note)
+            .resource_template("note://numbered/{id}", numbered)
+            .direct_calls(direct)
+            .build()
+            .expect("the server builds")
+    };
+    let full = Pair {
+        direct: serve_local(with_catalog(true)).await,
+        rmcp: serve_local(with_catalog(false)).await,
+    };
+    let plain = pair().await;
+    let greet = catalog_request(
+        "prompts/get",
+        json!({"name": "greeting", "arguments": {"name": "Ada"}}),
+    );
+    let read = catalog_request("resources/read", json!({"uri": "note://one"}));
+    let mut progress = meta();
+    progress["progressToken"] = json!("p-1");
+    let cases = [
+        ("a prompt", greet.clone()),
+        (
+            "a prompt without its argument",
+            catalog_request("prompts/get", json!({"name": "greeting"})),
+        ),
+        (
+            "an unknown prompt",
+            catalog_request("prompts/get", json!({"name": "nothing"})),
+        ),
+        (
+            "a prompt's other Mcp-Name",
+            greet.clone().header("mcp-name", "asking"),
+        ),
+        (
+            "a prompt without Mcp-Name",
+            greet.clone().without("mcp-name"),
+        ),
+        (
+            "a prompt that asks for progress",
+            greet
+                .clone()
+                .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/get",
+                "params": {"name": "greeting", "arguments": {"name": "Ada"}, "_meta": progress}})),
+        ),
+        (
+            "a prompt under a header naming a resource read",
+            greet.clone().header("mcp-method", "resources/read"),
+        ),
+        ("a resource", read.clone()),
+        (
+            "a templated resource",
+            catalog_request("resources/read", json!({"uri": "note://numbered/7"})),
+        ),
+        (
+            "an unknown resource",
+            catalog_request("resources/read", json!({"uri": "note://two"})),
+        ),
+        (
+            "a resource's other Mcp-Name",
+            read.clone().header("mcp-name", "note://numbered/7"),
+        ),
+        (
+            "a resource with an unknown param",
+            catalog_request("resources/read", json!({"uri": "note://one", "extra": 1})),
+        ),
+    ];
+    for (servers, name) in [(&full, "with a catalog"), (&plain, "without")] {
+        for (case, raw) in &cases {
+            same(servers, &format!("{name}, {case}"), raw).await;
+        }
+    }
+    // A prompt that asks: its first round, then its second with rmcp's token (both
+    // servers hold the same key), alike.
+    let (first, token) = same(
+        &full,
+        "a prompt that asks",
+        &catalog_request("prompts/get", json!({"name": "asking"})),
+    )
+    .await;
+    assert_eq!(
+        first.body["result"]["resultType"], "input_required",
+        "{first:?}"
+    );
+    let key = first.body["result"]["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next().cloned())
+        .unwrap_or_else(|| panic!("an input request: {first:?}"));
+    let second = catalog_request(
+        "prompts/get",
+        json!({"name": "asking", "requestState": token.expect("a token"),
+               "inputResponses": {key: {"action": "accept", "content": {"target": "eu"}}}}),
+    );
+    let (done, _) = same(&full, "the asking prompt's second round", &second).await;
+    assert_eq!(
+        done.body["result"]["messages"][0]["content"]["text"], "Deploy to eu.",
+        "{done:?}"
+    );
+    // Not vacuous: the prompt and the resources are read.
+    let greeted = send(full.direct.addr, &greet).await;
+    assert_eq!(
+        greeted.body["result"]["messages"][0]["content"]["text"], "Greet Ada.",
+        "{greeted:?}"
+    );
+    let noted = send(full.direct.addr, &read).await;
+    assert_eq!(
+        noted.body["result"]["contents"][0]["text"], "a note",
+        "{noted:?}"
+    );
+}

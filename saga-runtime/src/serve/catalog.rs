@@ -19,7 +19,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::tools::SagaTools;
-use crate::engine::Call;
+use crate::engine::{Call, SagaContext};
 
 /// A prompt's listing from its saga's description: the arguments are the input schema's
 /// properties.
@@ -169,6 +169,15 @@ impl SagaTools {
         params: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        self.get_prompt_in(params, &self.context(context)).await
+    }
+
+    /// `prompts/get` for the caller `cx`, whichever transport read it.
+    pub(crate) async fn get_prompt_in(
+        &self,
+        params: GetPromptRequestParams,
+        cx: &SagaContext,
+    ) -> Result<GetPromptResponse, ErrorData> {
         let Some((_, saga)) = self
             .inner
             .prompts
@@ -189,8 +198,7 @@ impl SagaTools {
             input_responses: params.input_responses,
             ..Call::default()
         };
-        let cx = self.context(context);
-        match super::route::dispatch_saga(self, &saga, call, &cx).await? {
+        match super::route::dispatch_saga(self, &saga, call, cx).await? {
             CallToolResponse::Complete(result) => {
                 Ok(GetPromptResponse::Complete(unpack::<GetPromptResult>(
                     result,
@@ -234,6 +242,15 @@ impl SagaTools {
         params: ReadResourceRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read_resource_in(params, &self.context(context)).await
+    }
+
+    /// `resources/read` for the caller `cx`, whichever transport read it.
+    pub(crate) async fn read_resource_in(
+        &self,
+        params: ReadResourceRequestParams,
+        cx: &SagaContext,
+    ) -> Result<ReadResourceResponse, ErrorData> {
         let mut arguments = JsonObject::new();
         arguments.insert("uri".into(), Value::String(params.uri.clone()));
         let saga = if let Some((_, saga)) = self
@@ -266,8 +283,7 @@ impl SagaTools {
             input_responses: params.input_responses,
             ..Call::default()
         };
-        let cx = self.context(context);
-        match super::route::dispatch_saga(self, &saga, call, &cx).await? {
+        match super::route::dispatch_saga(self, &saga, call, cx).await? {
             CallToolResponse::Complete(result) => {
                 #[derive(serde::Deserialize)]
                 struct Packed {

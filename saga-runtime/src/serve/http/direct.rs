@@ -1,8 +1,9 @@
 //! The direct path: an MRTR `tools/call`, a stateless listing (`tools/list`,
 //! `prompts/list`, `resources/list`, `resources/templates/list`, `server/discover`:
-//! `super::lists`) or task request (`tasks/get`, `tasks/update`, `tasks/cancel`:
-//! `super::task_requests`) that rmcp's transport would accept exactly as it is, served by
-//! saga without rmcp's per-request service.
+//! `super::lists`), catalog request (`prompts/get`, `resources/read`:
+//! `super::catalog_requests`) or task request (`tasks/get`, `tasks/update`,
+//! `tasks/cancel`: `super::task_requests`) that rmcp's transport would accept exactly as
+//! it is, served by saga without rmcp's per-request service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -21,15 +22,15 @@
 //!    and was not told to check without (rmcp's DNS-rebinding check, `hosts.rs`);
 //! 2. `Accept` admits both `application/json` and `text/event-stream` (the guard already
 //!    checked `Content-Type`);
-//! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, `tools/call`, a
-//!    listing or a task request, read with rmcp's own types for each member and more
-//!    strictly than rmcp reads it ([`CallMessage`], `lists::ListMessage`,
-//!    `task_requests::TaskMessage`);
+//! 3. the body is a JSON-RPC request of the method `Mcp-Method` names, read with rmcp's
+//!    own types for each member and more strictly than rmcp reads it ([`CallMessage`],
+//!    and one message type in each module named above);
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
-//! 5. `Mcp-Method` and, for a call or a task request, `Mcp-Name` (SEP-2243) are single
-//!    and match the body (the tool's name, the task's id; a name in SEP-2243's Base64
+//! 5. `Mcp-Method` and, for a call, a catalog or a task request, `Mcp-Name` (SEP-2243)
+//!    are single and match the body (the tool's or prompt's name, the resource's URI, the
+//!    task's id; a name in SEP-2243's Base64
 //!    wrapper decoded as rmcp decodes it), and each `Mcp-Param-*` header a called tool's
 //!    schema names matches its argument (`serve::param_headers`; rmcp reads no other, so
 //!    any other is ignored here as there);
@@ -43,7 +44,9 @@
 //! for a missing resource), and the response is the JSON message with rmcp's status. A
 //! listing is answered as `SagaServer`'s handler answers it (tools for the caller's token,
 //! in its own MCP server span), a tool list with the task support the guard adds to
-//! rmcp's answer; a task request after the tasks extension's checks rmcp makes first.
+//! rmcp's answer; a catalog request runs its saga as a call does (one that asks for
+//! progress or log messages is still rmcp's); a task request is answered after the tasks
+//! extension's checks rmcp makes first.
 //!
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
@@ -61,6 +64,7 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
+use super::catalog_requests::{CatalogMethod, CatalogRequest};
 use super::hosts::{Authority, Origins, host_admitted};
 use super::lists::{List, Listing, Sources};
 use super::message::{
@@ -124,6 +128,7 @@ pub(crate) struct DirectCall {
 pub(crate) enum DirectRequest {
     Call(DirectCall),
     List(List),
+    Catalog(CatalogRequest),
     Task(TaskRequest),
 }
 
@@ -133,6 +138,7 @@ impl DirectRequest {
         match self {
             DirectRequest::Call(_) => TOOLS_CALL,
             DirectRequest::List(list) => list.method(),
+            DirectRequest::Catalog(catalog) => catalog.method(),
             DirectRequest::Task(task) => task.method(),
         }
     }
@@ -218,8 +224,16 @@ impl Direct {
                     return List::read(self.sources(), parts, listing, one_pass(body, budget)?)
                         .map(DirectRequest::List);
                 }
+                // rmcp requires `Mcp-Name` to name the prompt, the resource or the task.
+                if let Some(catalog) = CatalogMethod::of_method(method) {
+                    let name = param_headers::decode(sole(headers, NAME_HEADER)?)?;
+                    let context = |meta, capabilities, id: &RequestId| {
+                        self.stateless_context(parts, meta, capabilities, id, caller.take())
+                    };
+                    return CatalogRequest::read(catalog, &name, body, budget, context)
+                        .map(DirectRequest::Catalog);
+                }
                 let task = TaskMethod::of_method(method)?;
-                // rmcp requires `Mcp-Name` to name the task.
                 let name = param_headers::decode(sole(headers, NAME_HEADER)?)?;
                 let principal = || self.tools.head(Some(parts), caller.take()).principal;
                 let message = one_pass(body, budget)?;
@@ -242,6 +256,7 @@ impl Direct {
         match request {
             DirectRequest::Call(call) => self.run_call(call),
             DirectRequest::List(list) => list.respond(&self.tools).boxed(),
+            DirectRequest::Catalog(catalog) => catalog.respond(&self.tools).boxed(),
             DirectRequest::Task(task) => task.respond(&self.tools).boxed(),
         }
     }
@@ -921,6 +936,53 @@ mod tests {
             served_named("tasks/update", Some("t-1"), &bare_update),
             None
         );
+    }
+
+    /// A stateless `prompts/get` or `resources/read` is served here when rmcp would take it
+    /// as it is (its `Mcp-Name` the prompt's name or the resource's URI), and asks for no
+    /// progress or log messages.
+    #[test]
+    fn a_catalog_request_is_served_only_as_rmcp_would_take_it() {
+        const META: &str = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
+        for (method, key, name) in [
+            ("prompts/get", "name", "greet"),
+            ("resources/read", "uri", "note://one"),
+        ] {
+            let of = |meta: &str| {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":3,"method":"{method}","params":{{"{key}":"{name}","_meta":{{{meta}}}}}}}"#
+                )
+            };
+            let body = of(META);
+            assert_eq!(
+                served_named(method, Some(name), &body),
+                Some(method),
+                "{body}"
+            );
+            for (case, header, body) in [
+                ("no Mcp-Name", None, body.clone()),
+                ("another Mcp-Name", Some("other"), body.clone()),
+                (
+                    "a progress token",
+                    Some(name),
+                    of(&format!(r#"{META},"progressToken":1"#)),
+                ),
+                (
+                    "a log level",
+                    Some(name),
+                    of(&format!(
+                        r#"{META},"io.modelcontextprotocol/logLevel":"info""#
+                    )),
+                ),
+                (
+                    "no capabilities",
+                    Some(name),
+                    of(r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#),
+                ),
+            ] {
+                assert_eq!(served_named(method, header, &body), None, "{case}: {body}");
+            }
+        }
     }
 
     #[test]

@@ -693,8 +693,8 @@ impl GuardService {
 #[allow(clippy::large_enum_variant)]
 enum Posted<'a> {
     /// The usual MRTR `tools/call`, or a stateless listing (`tools/list`, …,
-    /// `server/discover`) or task request (`tasks/get`, …), checked and read in one pass:
-    /// the direct path serves it.
+    /// `server/discover`), catalog request (`prompts/get`, `resources/read`) or task
+    /// request (`tasks/get`, …), checked and read in one pass: the direct path serves it.
     Direct(&'a super::direct::Direct, super::direct::DirectRequest),
     /// Any other, served by [`Guard::serve_posted`].
     Other(OtherPost<'a>),

@@ -4,6 +4,8 @@
 //! (`serve::limits`, `serve::json_check`), shared with stdio.
 
 #[cfg(feature = "http")]
+mod catalog_requests;
+#[cfg(feature = "http")]
 mod direct;
 #[cfg(feature = "http")]
 mod guard;

@@ -1,0 +1,180 @@
+//! The catalog's requests of a stateless (MCP 2026-07-28) client, served by the direct
+//! path (`super::direct`): `prompts/get` and `resources/read`, each run through the engine
+//! as a tool's call is (`SagaTools::get_prompt_in`, `SagaTools::read_resource_in`, one
+//! code for both transports) and answered as rmcp's service answers `SagaServer`'s
+//! handler: cache hints filled, the 2026-07-28 error code for a missing resource.
+//!
+//! A catalog method is one [`CatalogMethod`]; adding one is a variant, its method's name,
+//! its params and its run.
+
+use axum::response::Response;
+use rmcp::model::{
+    ClientCapabilities, ErrorCode, GetPromptRequestParams, JsonRpcVersion2_0,
+    ReadResourceRequestParams, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+};
+
+use super::message::{
+    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, names_2026_07_28, one_pass, params_object, written,
+};
+use crate::engine::SagaContext;
+use crate::serve::json_check::JsonBudget;
+use crate::serve::tools::SagaTools;
+
+/// A request of the catalog (prompts, resources) served here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CatalogMethod {
+    GetPrompt,
+    ReadResource,
+}
+
+impl CatalogMethod {
+    const ALL: [CatalogMethod; 2] = [CatalogMethod::GetPrompt, CatalogMethod::ReadResource];
+
+    /// Its JSON-RPC method.
+    pub(crate) fn method(self) -> &'static str {
+        match self {
+            CatalogMethod::GetPrompt => "prompts/get",
+            CatalogMethod::ReadResource => "resources/read",
+        }
+    }
+
+    /// The catalog method called `method`, if it is one.
+    pub(crate) fn of_method(method: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|catalog| catalog.method() == method)
+    }
+}
+
+/// A JSON-RPC request of a catalog method, read as the direct path reads a call: rmcp's
+/// types for each member (`P`, the method's params, from an object only), exactly these
+/// four. The method is checked against the one `Mcp-Method` names
+/// ([`CatalogRequest::read`]).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, bound = "P: serde::Deserialize<'de>")]
+struct CatalogMessage<P> {
+    #[allow(dead_code)] // read to be checked
+    jsonrpc: JsonRpcVersion2_0,
+    id: CallId,
+    method: String,
+    #[serde(deserialize_with = "params_object")]
+    params: P,
+}
+
+/// What a catalog request asks for: its params, `_meta` taken out into its context.
+enum Asked {
+    Prompt(GetPromptRequestParams),
+    Resource(ReadResourceRequestParams),
+}
+
+/// A stateless catalog request the direct path serves: read, and found to pass every
+/// check.
+pub(crate) struct CatalogRequest {
+    method: CatalogMethod,
+    id: RequestId,
+    asked: Asked,
+    cx: SagaContext,
+}
+
+impl CatalogRequest {
+    /// The request `body` is, read in one pass within `budget`, when it is the `method`
+    /// its `Mcp-Method` header names, its `Mcp-Name` (`name`, decoded) is its prompt's
+    /// name or its resource's URI, and its `_meta` has every key 2026-07-28 requires and
+    /// asks for no progress or log messages (rmcp's to send, for now); the transport's
+    /// checks have passed (`super::direct::Direct::read_within`). `context` makes the
+    /// caller's context once the request is found to be served here.
+    pub(super) fn read(
+        method: CatalogMethod,
+        name: &str,
+        body: &[u8],
+        budget: JsonBudget,
+        context: impl FnOnce(RequestMetaObject, ClientCapabilities, &RequestId) -> SagaContext,
+    ) -> Option<Self> {
+        let (id, named, meta, asked) = match method {
+            CatalogMethod::GetPrompt => {
+                let message: CatalogMessage<GetPromptRequestParams> = one_pass(body, budget)?;
+                let mut params = message.params;
+                if params.name != name {
+                    return None;
+                }
+                let meta = params.meta.take()?;
+                (message.id.0, message.method, meta, Asked::Prompt(params))
+            }
+            CatalogMethod::ReadResource => {
+                let message: CatalogMessage<ReadResourceRequestParams> = one_pass(body, budget)?;
+                let mut params = message.params;
+                if params.uri != name {
+                    return None;
+                }
+                let meta = params.meta.take()?;
+                (message.id.0, message.method, meta, Asked::Resource(params))
+            }
+        };
+        if named != method.method()
+            || !names_2026_07_28(&meta)
+            || (meta.0).0.contains_key(META_PROGRESS_TOKEN)
+            || (meta.0).0.contains_key(META_LOG_LEVEL)
+        {
+            return None;
+        }
+        let capabilities = crate::serve::wire::resumable::capabilities_of(&meta)?;
+        let cx = context(meta, capabilities, &id);
+        Some(Self {
+            method,
+            id,
+            asked,
+            cx,
+        })
+    }
+
+    /// Its JSON-RPC method.
+    pub(crate) fn method(&self) -> &'static str {
+        self.method.method()
+    }
+
+    /// The response, as rmcp writes the handler's answer.
+    pub(super) async fn respond(self, tools: &SagaTools) -> Response {
+        let CatalogRequest { id, asked, cx, .. } = self;
+        let answer = match asked {
+            Asked::Prompt(params) => Box::pin(tools.get_prompt_in(params, &cx))
+                .await
+                .map(ServerResult::from),
+            Asked::Resource(params) => Box::pin(tools.read_resource_in(params, &cx))
+                .await
+                .map(ServerResult::from),
+        };
+        let message = match answer {
+            Ok(mut result) => {
+                result.fill_missing_cache_hints();
+                ServerJsonRpcMessage::response(result, id)
+            }
+            Err(mut error) => {
+                if error.code == ErrorCode::RESOURCE_NOT_FOUND {
+                    error.code = ErrorCode::INVALID_PARAMS;
+                }
+                ServerJsonRpcMessage::error(error, Some(id))
+            }
+        };
+        written(&message, None).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_catalog_method_is_named_by_its_method_and_only_it() {
+        for method in CatalogMethod::ALL {
+            assert_eq!(CatalogMethod::of_method(method.method()), Some(method));
+        }
+        for other in [
+            "prompts/list",
+            "resources/list",
+            "resources/subscribe",
+            "tools/call",
+        ] {
+            assert_eq!(CatalogMethod::of_method(other), None, "{other}");
+        }
+    }
+}
