@@ -9,12 +9,13 @@
 
 use axum::response::Response;
 use rmcp::model::{
-    ClientCapabilities, ErrorCode, GetPromptRequestParams, JsonRpcVersion2_0,
-    ReadResourceRequestParams, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+    ClientCapabilities, GetPromptRequestParams, JsonRpcVersion2_0, ReadResourceRequestParams,
+    RequestId, RequestMetaObject, ServerResult,
 };
 
 use super::message::{
-    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, names_2026_07_28, one_pass, params_object, written,
+    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, answered, names_2026_07_28, one_pass,
+    params_object, written,
 };
 use crate::engine::SagaContext;
 use crate::serve::json_check::JsonBudget;
@@ -143,18 +144,7 @@ impl CatalogRequest {
                 .await
                 .map(ServerResult::from),
         };
-        let message = match answer {
-            Ok(mut result) => {
-                result.fill_missing_cache_hints();
-                ServerJsonRpcMessage::response(result, id)
-            }
-            Err(mut error) => {
-                if error.code == ErrorCode::RESOURCE_NOT_FOUND {
-                    error.code = ErrorCode::INVALID_PARAMS;
-                }
-                ServerJsonRpcMessage::error(error, Some(id))
-            }
-        };
+        let message = answered(answer, id);
         written(&message, None).into_response()
     }
 }

@@ -58,8 +58,8 @@ use futures::future::{BoxFuture, FutureExt as _};
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, header};
 use rmcp::model::{
-    CallToolRequestMethod, CallToolResponse, ClientCapabilities, DiscoverResult, ErrorCode,
-    JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestMethod, CallToolResponse, ClientCapabilities, DiscoverResult, JsonRpcVersion2_0,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
@@ -68,8 +68,8 @@ use super::catalog_requests::{CatalogMethod, CatalogRequest};
 use super::hosts::{Authority, Origins, host_admitted};
 use super::lists::{List, Listing, Sources};
 use super::message::{
-    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, names_2026_07_28, one_pass, params_object,
-    respond, written,
+    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, answered, names_2026_07_28, one_pass,
+    params_object, respond, written,
 };
 use super::notified::Answer;
 use super::task_requests::{TaskMethod, TaskRequest};
@@ -366,17 +366,7 @@ impl Direct {
                 ),
                 Some(id),
             ),
-            Ok(response) => {
-                let mut result = ServerResult::from(response);
-                result.fill_missing_cache_hints();
-                ServerJsonRpcMessage::response(result, id)
-            }
-            Err(mut error) => {
-                if error.code == ErrorCode::RESOURCE_NOT_FOUND {
-                    error.code = ErrorCode::INVALID_PARAMS;
-                }
-                ServerJsonRpcMessage::error(error, Some(id))
-            }
+            result => answered(result.map(ServerResult::from), id),
         };
         (message, server_info)
     }

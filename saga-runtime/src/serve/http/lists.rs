@@ -11,12 +11,9 @@ use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
 use rmcp::ErrorData;
-use rmcp::model::{
-    DiscoverResult, JsonRpcVersion2_0, RequestId, RequestMetaObject, ServerJsonRpcMessage,
-    ServerResult,
-};
+use rmcp::model::{DiscoverResult, JsonRpcVersion2_0, RequestId, RequestMetaObject, ServerResult};
 
-use super::message::{CallId, names_2026_07_28, params_object, written};
+use super::message::{CallId, answered, names_2026_07_28, params_object, written};
 use super::notified::Written;
 use crate::otel::MethodTrace;
 use crate::serve::tools::SagaTools;
@@ -187,13 +184,7 @@ impl List {
             answer,
             trace,
         } = self;
-        let message = match trace.run(std::future::ready(answer)).await {
-            Ok(mut result) => {
-                result.fill_missing_cache_hints();
-                ServerJsonRpcMessage::response(result, id)
-            }
-            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-        };
+        let message = answered(trace.run(std::future::ready(answer)).await, id);
         if listing != Listing::Tools || tools.tasks().is_none() {
             return written(&message, None).into_response();
         }

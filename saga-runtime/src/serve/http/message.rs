@@ -5,7 +5,8 @@
 
 use axum::response::Response;
 use http::StatusCode;
-use rmcp::model::{ErrorCode, ProtocolVersion, RequestId, ServerJsonRpcMessage};
+use rmcp::ErrorData;
+use rmcp::model::{ErrorCode, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult};
 
 use super::notified::Written;
 use crate::serve::json_check::{self, JsonBudget};
@@ -89,6 +90,27 @@ pub(super) fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
         .get(META_PROTOCOL_VERSION)
         .and_then(serde_json::Value::as_str)
         == Some(ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The message answering request `id` with a handler's `answer`, as rmcp's service wraps
+/// it for a 2026-07-28 client: a result's cache hints filled, a missing resource's error
+/// code `-32602` (`INVALID_PARAMS`), as 2026-07-28 has it.
+pub(super) fn answered(
+    answer: Result<ServerResult, ErrorData>,
+    id: RequestId,
+) -> ServerJsonRpcMessage {
+    match answer {
+        Ok(mut result) => {
+            result.fill_missing_cache_hints();
+            ServerJsonRpcMessage::response(result, id)
+        }
+        Err(mut error) => {
+            if error.code == ErrorCode::RESOURCE_NOT_FOUND {
+                error.code = ErrorCode::INVALID_PARAMS;
+            }
+            ServerJsonRpcMessage::error(error, Some(id))
+        }
+    }
 }
 
 /// The JSON response rmcp gives a stateless request's one message, with its status.

@@ -11,11 +11,11 @@ use axum::response::Response;
 use http::request::Parts;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CancelTaskMethod, ErrorCode, GetTaskMethod, InputResponses, JsonRpcVersion2_0, RequestId,
-    RequestMetaObject, ServerJsonRpcMessage, ServerResult, UpdateTaskMethod,
+    CancelTaskMethod, GetTaskMethod, InputResponses, JsonRpcVersion2_0, RequestId,
+    RequestMetaObject, ServerResult, UpdateTaskMethod,
 };
 
-use super::message::{CallId, names_2026_07_28, params_object, written};
+use super::message::{CallId, answered, names_2026_07_28, params_object, written};
 use crate::otel::MethodTrace;
 use crate::serve::tools::SagaTools;
 
@@ -202,18 +202,7 @@ impl TaskRequest {
                     .await
             }
         };
-        let message = match answer {
-            Ok(mut result) => {
-                result.fill_missing_cache_hints();
-                ServerJsonRpcMessage::response(result, id)
-            }
-            Err(mut error) => {
-                if error.code == ErrorCode::RESOURCE_NOT_FOUND {
-                    error.code = ErrorCode::INVALID_PARAMS;
-                }
-                ServerJsonRpcMessage::error(error, Some(id))
-            }
-        };
+        let message = answered(answer, id);
         written(&message, None).into_response()
     }
 }
