@@ -1823,3 +1823,79 @@ async fn catalog_requests_answer_the_same() {
         "{noted:?}"
     );
 }
+
+/// `T`, except that it refuses every first round with the error a tool may make of a
+/// resource it cannot find (`-32002`).
+struct FindsNothing<T>(T);
+
+impl<T: SagaTool> SagaTool for FindsNothing<T> {
+    type State = T::State;
+
+    fn tool(&self) -> saga_runtime::rmcp::model::Tool {
+        self.0.tool()
+    }
+
+    fn version(&self) -> u16 {
+        self.0.version()
+    }
+
+    fn layout(
+        &self,
+    ) -> Result<saga_runtime::engine::StateLayout, saga_runtime::engine::LayoutError> {
+        self.0.layout()
+    }
+
+    fn build_tag(&self) -> u16 {
+        self.0.build_tag()
+    }
+
+    fn start(
+        &self,
+        _: saga_runtime::rmcp::model::JsonObject,
+    ) -> Result<Self::State, saga_runtime::rmcp::ErrorData> {
+        Err(saga_runtime::rmcp::ErrorData::resource_not_found(
+            "no such repository",
+            None,
+        ))
+    }
+
+    fn step(
+        &self,
+        state: Self::State,
+        answers: Answers,
+        cx: &SagaContext,
+    ) -> impl Future<Output = Step<Self::State>> + Send {
+        self.0.step(state, answers, cx)
+    }
+
+    fn restate(
+        &self,
+        state: Self::State,
+        cx: &SagaContext,
+    ) -> Option<Vec<saga_runtime::engine::Request>> {
+        self.0.restate(state, cx)
+    }
+}
+
+/// A call's error is passed on as the tool made it, on both paths: rmcp maps a missing
+/// resource's `-32002` to 2026-07-28's `-32602` for every other method, but returns a
+/// `tools/call`'s error before that (the review of the direct path's listings found the
+/// direct path mapping it).
+#[tokio::test]
+async fn a_calls_own_error_code_is_passed_on_alike() {
+    let build = |direct: bool| {
+        SagaServer::builder()
+            .info("probe-server", "1.0.0")
+            .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+            .tool(FindsNothing(probe))
+            .direct_calls(direct)
+            .build()
+            .expect("the server builds")
+    };
+    let pair = Pair {
+        direct: serve_local(build(true)).await,
+        rmcp: serve_local(build(false)).await,
+    };
+    let (seen, _) = same(&pair, "a tool's -32002", &probe_call()).await;
+    assert_eq!(seen.body["error"]["code"], -32002, "{seen:?}");
+}

@@ -1151,6 +1151,14 @@ async fn every_method_gets_a_span_in_the_clients_trace() {
         ("resources/templates/list", json!({})),
         ("tasks/get", json!({"taskId": "no-such-task"})),
     ];
+    // A task request the tasks extension's checks refuse (its client did not declare
+    // the extension) never reaches its handler, and gets no span, on either path. Sent
+    // first, in a trace of its own: once the others' spans are in, its would be too.
+    let refused_client = ClientSpan::new(12);
+    let mut refused = with_meta(request(json!(99), "tasks/get", json!({"taskId": "t-1"})));
+    refused["params"]["_meta"]["traceparent"] = json!(refused_client.traceparent());
+    let (status, body) = Post::mcp(server.addr).rpc(&refused).send().await;
+    assert_eq!(status, 400, "{body}");
     for (n, (method, params)) in methods.iter().enumerate() {
         let mut message = with_meta(request(json!(n + 1), method, params.clone()));
         message["params"]["_meta"]["traceparent"] = json!(client.traceparent());
@@ -1189,6 +1197,12 @@ async fn every_method_gets_a_span_in_the_clients_trace() {
         assert_eq!(span.attr("mcp.protocol.version"), Some("2026-07-28"));
         assert_conventions(span);
     }
+    assert!(
+        !spans
+            .iter()
+            .any(|span| span.trace_id == refused_client.trace_id),
+        "a refused task request has no span: {spans:#?}"
+    );
     let unknown = spans
         .iter()
         .find(|span| span.trace_id == client.trace_id && span.name == "tasks/get")

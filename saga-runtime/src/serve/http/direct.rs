@@ -40,8 +40,8 @@
 //!    (`serve::streamed`).
 //!
 //! Then the handler's own rules apply as rmcp applies them around `call_tool` (a task
-//! result only for a client that declared tasks, cache hints, the 2026-07-28 error code
-//! for a missing resource), and the response is the JSON message with rmcp's status. A
+//! result only for a client that declared tasks, cache hints; a call's error as the
+//! handler made it), and the response is the JSON message with rmcp's status. A
 //! listing is answered as `SagaServer`'s handler answers it (tools for the caller's token,
 //! in its own MCP server span), a tool list with the task support the guard adds to
 //! rmcp's answer; a catalog request runs its saga as a call does (one that asks for
@@ -112,7 +112,7 @@ struct CallMessage {
 }
 
 /// A `tools/call` the direct path serves: read, and found to pass every check.
-pub(crate) struct DirectCall {
+struct DirectCall {
     id: RequestId,
     params: CallToolRequestParams,
     cx: SagaContext,
@@ -125,7 +125,7 @@ pub(crate) struct DirectCall {
 // The call is the large variant and nearly every request's: boxed, it would cost every
 // call an allocation (the guard's `Posted` says the same).
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum DirectRequest {
+enum DirectRequest {
     Call(DirectCall),
     List(List),
     Catalog(CatalogRequest),
@@ -190,6 +190,20 @@ impl Direct {
         })
     }
 
+    /// Serves a request this path takes ([`Direct::read_within`]): its method, and the
+    /// future of its response, read and made in one call so that the request is decided
+    /// and handed to its run in one place; `None` leaves the request to rmcp, untouched.
+    pub(crate) fn serve(
+        &self,
+        parts: &Parts,
+        body: &[u8],
+        budget: JsonBudget,
+        caller: &mut Option<Caller>,
+    ) -> Option<(&'static str, BoxFuture<'_, Response>)> {
+        let request = self.read_within(parts, body, budget, caller)?;
+        Some((request.method(), self.run(request)))
+    }
+
     /// A request this path serves (a `tools/call` or a listing), read from a body that has
     /// not been through the guard's JSON checks: they are made in the same pass
     /// ([`crate::serve::json_check::typed::read_within`]), and a body they would refuse
@@ -198,7 +212,7 @@ impl Direct {
     /// `caller` is the one the guard resolved: taken into the call's context when the
     /// call is served here, left for the request's extensions otherwise (put there, then
     /// cloned out again, it cost an allocation, a map insert and a lookup per request).
-    pub(crate) fn read_within(
+    fn read_within(
         &self,
         parts: &Parts,
         body: &[u8],
@@ -252,7 +266,7 @@ impl Direct {
     }
 
     /// Serves a request read by [`Direct::read_within`].
-    pub(crate) fn run(&self, request: DirectRequest) -> BoxFuture<'_, Response> {
+    fn run(&self, request: DirectRequest) -> BoxFuture<'_, Response> {
         match request {
             DirectRequest::Call(call) => self.run_call(call),
             DirectRequest::List(list) => list.respond(&self.tools).boxed(),
@@ -366,7 +380,11 @@ impl Direct {
                 ),
                 Some(id),
             ),
-            result => answered(result.map(ServerResult::from), id),
+            Ok(response) => answered(Ok(ServerResult::from(response)), id),
+            // rmcp's `call_tool` branch returns the handler's error with `?`, before the
+            // 2026-07-28 code mapping the other methods get: a call's error (a tool's own
+            // `-32002`, say) is passed on as it is.
+            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         };
         (message, server_info)
     }

@@ -12,7 +12,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt as _;
-use futures::future::Either;
+use futures::future::{BoxFuture, Either};
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 use tower::ServiceExt as _;
@@ -297,7 +297,7 @@ impl Guard {
                     Err(refused) => return refused.into_response(),
                 };
                 match posted {
-                    Posted::Direct(direct, request) => Either::Left(direct.run(request)),
+                    Posted::Direct(run) => Either::Left(run),
                     Posted::Other(posted) => {
                         // Not the direct call's: rmcp's handler reads the caller from the
                         // request.
@@ -342,11 +342,11 @@ impl Guard {
             .filter(|_| matches!(format, Ok(WireFormat::Mrtr)));
         if let Some(direct) = direct
             && !matches!(session, Named::Owned(_))
-            && let Some(request) = direct.read_within(parts, bytes, self.budget, caller)
+            && let Some((method, run)) = direct.serve(parts, bytes, self.budget, caller)
         {
-            span.record("method", request.method());
+            span.record("method", method);
             span.record("format", tracing::field::debug(WireFormat::Mrtr));
-            return Ok(Posted::Direct(direct, request));
+            return Ok(Posted::Direct(run));
         }
         let envelope = check_json(bytes, self.budget)?;
         if let Some(method) = &envelope.method {
@@ -656,7 +656,7 @@ impl tower::Service<Request> for GuardService {
     type Response = Response;
     type Error = std::convert::Infallible;
     type Future = futures::future::Map<
-        futures::future::BoxFuture<'static, Response>,
+        BoxFuture<'static, Response>,
         fn(Response) -> Result<Response, std::convert::Infallible>,
     >;
 
@@ -686,16 +686,14 @@ impl GuardService {
     }
 }
 
-/// What a POST is: decided once, by [`Guard::posted`].
-// The usual call is the large variant and nearly every POST's: boxed, it would cost every
-// request an allocation. The value lives on the stack of `post`'s block, never in a
-// future (the future-size test in `transport.rs`).
-#[allow(clippy::large_enum_variant)]
+/// What a POST is: decided once, by [`Guard::posted`]. The value lives on the stack of
+/// `post`'s block, never in a future (the future-size test in `transport.rs`).
 enum Posted<'a> {
     /// The usual MRTR `tools/call`, or a stateless listing (`tools/list`, …,
     /// `server/discover`), catalog request (`prompts/get`, `resources/read`) or task
-    /// request (`tasks/get`, …), checked and read in one pass: the direct path serves it.
-    Direct(&'a super::direct::Direct, super::direct::DirectRequest),
+    /// request (`tasks/get`, …), checked and read in one pass: the direct path's future of
+    /// its response (`Direct::serve`).
+    Direct(BoxFuture<'a, Response>),
     /// Any other, served by [`Guard::serve_posted`].
     Other(OtherPost<'a>),
 }

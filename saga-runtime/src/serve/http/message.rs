@@ -94,7 +94,8 @@ pub(super) fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
 
 /// The message answering request `id` with a handler's `answer`, as rmcp's service wraps
 /// it for a 2026-07-28 client: a result's cache hints filled, a missing resource's error
-/// code `-32602` (`INVALID_PARAMS`), as 2026-07-28 has it.
+/// code `-32602` (`INVALID_PARAMS`), as 2026-07-28 has it. (Not a `tools/call`'s error,
+/// which rmcp passes on as the handler made it: `Direct::message`.)
 pub(super) fn answered(
     answer: Result<ServerResult, ErrorData>,
     id: RequestId,

@@ -95,10 +95,9 @@ pub(crate) struct TaskRequest {
     run: Run,
     /// The caller's principal, whose tasks it may read.
     principal: String,
-    /// The extension's checks' refusal, answered before the handler runs (and so with
-    /// no span), as rmcp answers it.
-    refused: Option<ErrorData>,
-    trace: MethodTrace,
+    /// The handler's span and duration record, or the refusal of the extension's checks,
+    /// answered before the handler runs (and so with no span), as rmcp answers it.
+    admitted: Result<MethodTrace, ErrorData>,
 }
 
 impl TaskRequest {
@@ -140,23 +139,28 @@ impl TaskRequest {
             return None;
         }
         let capabilities = crate::serve::wire::resumable::capabilities_of(&meta)?;
-        // rmcp's checks of the extension, in its order, before the handler.
-        let refused = if tools.tasks().is_none() {
-            Some(method.not_found())
+        // rmcp's checks of the extension, in its order, before the handler, whose span
+        // a refused request never gets.
+        let admitted = if tools.tasks().is_none() {
+            Err(method.not_found())
         } else if !capabilities.supports_tasks() {
-            Some(crate::tasks::tasks_required())
+            Err(crate::tasks::tasks_required())
         } else {
-            None
+            Ok(MethodTrace::stateless(
+                method.method(),
+                None,
+                &parts.headers,
+                &meta,
+                &id,
+            ))
         };
-        let trace = MethodTrace::stateless(method.method(), None, &parts.headers, &meta, &id);
         Some(Self {
             method,
             principal: principal(),
             id,
             task_id,
             run,
-            refused,
-            trace,
+            admitted,
         })
     }
 
@@ -174,13 +178,12 @@ impl TaskRequest {
             task_id,
             run,
             principal,
-            refused,
-            trace,
+            admitted,
         } = self;
-        let answer = match (refused, tools.tasks()) {
-            (Some(error), _) => Err(error),
-            (None, None) => Err(method.not_found()),
-            (None, Some(tasks)) => {
+        let answer = match (admitted, tools.tasks()) {
+            (Err(refusal), _) => Err(refusal),
+            (Ok(_), None) => Err(method.not_found()),
+            (Ok(trace), Some(tasks)) => {
                 trace
                     .run(async {
                         match run {
