@@ -175,15 +175,11 @@ fn the_checks_see_a_second_loop() {
     assert!(!goes_on_from_a_round(&copied));
 }
 
-/// What a POST is (its wire format, the direct path's one-pass read, the JSON check, the
-/// direct path's resumption) is decided in one function of the guard, `Guard::posted`: no
-/// other code of the HTTP path reads the format or tries the direct path again.
-const DECIDES_A_POST: &[&str] = &[
-    "from_headers",
-    "read_within",
-    "read_resumption",
-    "check_json",
-];
+/// What a POST is (its wire format, the direct path's claim of it, read in one pass, the
+/// JSON check, the direct path's resumption) is decided in one function of the guard,
+/// `Guard::posted`: no other code of the HTTP path reads the format or tries the direct
+/// path again.
+const DECIDES_A_POST: &[&str] = &["from_headers", "claim", "read_resumption", "check_json"];
 
 #[test]
 fn an_http_post_is_decided_in_one_function() {
@@ -223,8 +219,7 @@ fn an_http_post_is_decided_in_one_function() {
 }
 
 /// The calls of [`DECIDES_A_POST`] in `stream` (any depth), as `file:line name`; a
-/// function's own definition (`fn read_within`) is not a call, nor is the JSON reader
-/// the direct path's read is made of (`json_check::typed::read_within`).
+/// function's own definition (`fn claim`) is not a call.
 fn decisions(stream: &TokenStream, file: &str) -> Vec<String> {
     let mut found = Vec::new();
     walk(stream, &mut |trees| {
@@ -233,7 +228,6 @@ fn decisions(stream: &TokenStream, file: &str) -> Vec<String> {
                 && DECIDES_A_POST.iter().any(|decision| name == decision)
                 && matches!(trees.get(at + 1), Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Parenthesis)
                 && !matches!(at.checked_sub(1).map(|before| &trees[before]), Some(TokenTree::Ident(keyword)) if keyword == "fn")
-                && !matches!(at.checked_sub(3).map(|before| &trees[before]), Some(TokenTree::Ident(module)) if module == "typed")
             {
                 found.push(format!("{file}:{} {name}", name.span().start().line));
             }

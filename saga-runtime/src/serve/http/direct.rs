@@ -190,10 +190,10 @@ impl Direct {
         })
     }
 
-    /// Serves a request this path takes ([`Direct::read_within`]): its method, and the
+    /// Claims a request this path serves ([`Direct::read_within`]): its method, and the
     /// future of its response, read and made in one call so that the request is decided
     /// and handed to its run in one place; `None` leaves the request to rmcp, untouched.
-    pub(crate) fn serve(
+    pub(crate) fn claim(
         &self,
         parts: &Parts,
         body: &[u8],

@@ -342,7 +342,7 @@ impl Guard {
             .filter(|_| matches!(format, Ok(WireFormat::Mrtr)));
         if let Some(direct) = direct
             && !matches!(session, Named::Owned(_))
-            && let Some((method, run)) = direct.serve(parts, bytes, self.budget, caller)
+            && let Some((method, run)) = direct.claim(parts, bytes, self.budget, caller)
         {
             span.record("method", method);
             span.record("format", tracing::field::debug(WireFormat::Mrtr));
@@ -692,7 +692,7 @@ enum Posted<'a> {
     /// The usual MRTR `tools/call`, or a stateless listing (`tools/list`, …,
     /// `server/discover`), catalog request (`prompts/get`, `resources/read`) or task
     /// request (`tasks/get`, …), checked and read in one pass: the direct path's future of
-    /// its response (`Direct::serve`).
+    /// its response (`Direct::claim`).
     Direct(BoxFuture<'a, Response>),
     /// Any other, served by [`Guard::serve_posted`].
     Other(OtherPost<'a>),

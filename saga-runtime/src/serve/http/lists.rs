@@ -137,8 +137,8 @@ pub(crate) struct List {
 impl List {
     /// The list `message` asks for, when it is the `listing` its `Mcp-Method` header
     /// names and its `_meta` has every key 2026-07-28 requires (the transport's checks
-    /// have passed: `super::direct::Direct::read_within`); answered for the caller whose HTTP head is
-    /// `parts`.
+    /// have passed: `super::direct::Direct::read_within`); answered for the caller whose
+    /// HTTP head is `parts`.
     pub(super) fn read(
         sources: Sources<'_>,
         parts: &Parts,

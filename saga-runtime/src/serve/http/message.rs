@@ -47,8 +47,8 @@ pub(super) fn params_object<'de, D: serde::Deserializer<'de>, P: serde::Deserial
 
 /// A request id as the guard's envelope check admits one: an integer or a string, by its
 /// JSON token. rmcp also reads a number in float form (`1.0`) as an integer id, but the
-/// check refuses it, and a body read in one pass ([`super::direct::Direct::read_within`]) has not been
-/// through the check.
+/// check refuses it, and a body read in one pass (`super::direct::Direct::read_within`)
+/// has not been through the check.
 pub(super) struct CallId(pub(super) RequestId);
 
 impl<'de> serde::Deserialize<'de> for CallId {
