@@ -14,8 +14,8 @@ use rmcp::model::{
 };
 
 use super::message::{
-    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, answered, names_2026_07_28, one_pass,
-    params_object, written,
+    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, ServedMethod, answered, names_2026_07_28,
+    one_pass, params_object, written,
 };
 use crate::engine::SagaContext;
 use crate::serve::json_check::JsonBudget;
@@ -28,22 +28,14 @@ pub(crate) enum CatalogMethod {
     ReadResource,
 }
 
-impl CatalogMethod {
-    const ALL: [CatalogMethod; 2] = [CatalogMethod::GetPrompt, CatalogMethod::ReadResource];
+impl ServedMethod for CatalogMethod {
+    const ALL: &'static [Self] = &[CatalogMethod::GetPrompt, CatalogMethod::ReadResource];
 
-    /// Its JSON-RPC method.
-    pub(crate) fn method(self) -> &'static str {
+    fn method(self) -> &'static str {
         match self {
             CatalogMethod::GetPrompt => "prompts/get",
             CatalogMethod::ReadResource => "resources/read",
         }
-    }
-
-    /// The catalog method called `method`, if it is one.
-    pub(crate) fn of_method(method: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|catalog| catalog.method() == method)
     }
 }
 
@@ -155,7 +147,7 @@ mod tests {
 
     #[test]
     fn each_catalog_method_is_named_by_its_method_and_only_it() {
-        for method in CatalogMethod::ALL {
+        for &method in CatalogMethod::ALL {
             assert_eq!(CatalogMethod::of_method(method.method()), Some(method));
         }
         for other in [

@@ -68,8 +68,8 @@ use super::catalog_requests::{CatalogMethod, CatalogRequest};
 use super::hosts::{Authority, Origins, host_admitted};
 use super::lists::{List, Listing, Sources};
 use super::message::{
-    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, answered, names_2026_07_28, one_pass,
-    params_object, respond, written,
+    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, ServedMethod, answered, names_2026_07_28,
+    one_pass, params_object, respond, written,
 };
 use super::notified::Answer;
 use super::task_requests::{TaskMethod, TaskRequest};

@@ -13,7 +13,7 @@ use http::request::Parts;
 use rmcp::ErrorData;
 use rmcp::model::{DiscoverResult, JsonRpcVersion2_0, RequestId, RequestMetaObject, ServerResult};
 
-use super::message::{CallId, answered, names_2026_07_28, params_object, written};
+use super::message::{CallId, ServedMethod, answered, names_2026_07_28, params_object, written};
 use super::notified::Written;
 use crate::otel::MethodTrace;
 use crate::serve::tools::SagaTools;
@@ -29,8 +29,8 @@ pub(crate) enum Listing {
     Server,
 }
 
-impl Listing {
-    const ALL: [Listing; 5] = [
+impl ServedMethod for Listing {
+    const ALL: &'static [Self] = &[
         Listing::Tools,
         Listing::Prompts,
         Listing::Resources,
@@ -38,8 +38,7 @@ impl Listing {
         Listing::Server,
     ];
 
-    /// Its JSON-RPC method.
-    pub(crate) fn method(self) -> &'static str {
+    fn method(self) -> &'static str {
         match self {
             Listing::Tools => "tools/list",
             Listing::Prompts => "prompts/list",
@@ -48,14 +47,9 @@ impl Listing {
             Listing::Server => "server/discover",
         }
     }
+}
 
-    /// The list method called `method`, if it is one.
-    pub(crate) fn of_method(method: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|listing| listing.method() == method)
-    }
-
+impl Listing {
     /// Whether it takes a `cursor` param: `server/discover`'s params are `_meta` alone,
     /// and rmcp refuses any other member.
     fn pages(self) -> bool {
@@ -209,7 +203,7 @@ mod tests {
 
     #[test]
     fn each_listing_is_named_by_its_method_and_only_it() {
-        for listing in Listing::ALL {
+        for &listing in Listing::ALL {
             assert_eq!(Listing::of_method(listing.method()), Some(listing));
         }
         for other in [

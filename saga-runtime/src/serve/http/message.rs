@@ -11,6 +11,25 @@ use rmcp::model::{ErrorCode, ProtocolVersion, RequestId, ServerJsonRpcMessage, S
 use super::notified::Written;
 use crate::serve::json_check::{self, JsonBudget};
 
+/// A closed set of methods the direct path serves (`lists::Listing`,
+/// `catalog_requests::CatalogMethod`, `task_requests::TaskMethod`), each named by its
+/// JSON-RPC method: the one lookup of a method's name all of them share.
+pub(super) trait ServedMethod: Copy + 'static {
+    /// Every method of the set.
+    const ALL: &'static [Self];
+
+    /// Its JSON-RPC method.
+    fn method(self) -> &'static str;
+
+    /// The method of the set called `method`, if it is one.
+    fn of_method(method: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|served| served.method() == method)
+    }
+}
+
 /// A message read from `body` in one pass with the guard's JSON checks
 /// ([`json_check::typed::read_within`]); `None` for a body they would refuse, and for any
 /// that is not a `T`.

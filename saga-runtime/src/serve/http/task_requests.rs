@@ -15,7 +15,7 @@ use rmcp::model::{
     RequestMetaObject, ServerResult, UpdateTaskMethod,
 };
 
-use super::message::{CallId, answered, names_2026_07_28, params_object, written};
+use super::message::{CallId, ServedMethod, answered, names_2026_07_28, params_object, written};
 use crate::otel::MethodTrace;
 use crate::serve::tools::SagaTools;
 
@@ -27,23 +27,19 @@ pub(crate) enum TaskMethod {
     Cancel,
 }
 
-impl TaskMethod {
-    const ALL: [TaskMethod; 3] = [TaskMethod::Get, TaskMethod::Update, TaskMethod::Cancel];
+impl ServedMethod for TaskMethod {
+    const ALL: &'static [Self] = &[TaskMethod::Get, TaskMethod::Update, TaskMethod::Cancel];
 
-    /// Its JSON-RPC method.
-    pub(crate) fn method(self) -> &'static str {
+    fn method(self) -> &'static str {
         match self {
             TaskMethod::Get => "tasks/get",
             TaskMethod::Update => "tasks/update",
             TaskMethod::Cancel => "tasks/cancel",
         }
     }
+}
 
-    /// The task method called `method`, if it is one.
-    pub(crate) fn of_method(method: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|task| task.method() == method)
-    }
-
+impl TaskMethod {
     /// rmcp's answer when the server runs no tasks: its method is not found.
     fn not_found(self) -> ErrorData {
         match self {
@@ -216,7 +212,7 @@ mod tests {
 
     #[test]
     fn each_task_method_is_named_by_its_method_and_only_it() {
-        for method in TaskMethod::ALL {
+        for &method in TaskMethod::ALL {
             assert_eq!(TaskMethod::of_method(method.method()), Some(method));
         }
         for other in ["tasks/list", "tasks/result", "tools/call", "tasks/get "] {
