@@ -1899,3 +1899,159 @@ async fn a_calls_own_error_code_is_passed_on_alike() {
     let (seen, _) = same(&pair, "a tool's -32002", &probe_call()).await;
     assert_eq!(seen.body["error"]["code"], -32002, "{seen:?}");
 }
+
+/// A prompt that reports progress and logs at two levels, and says which path served it.
+#[allow(deprecated)] // logging is deprecated in 2026-07-28 (SEP-2577), still served
+#[saga_prompt]
+async fn reporting(cx: &SagaContext) -> Result<Prompt, SagaError> {
+    cx.progress(1.0, Some(2.0), Some("half".into())).await;
+    cx.log(LoggingLevel::Debug, "a detail").await;
+    cx.log(LoggingLevel::Info, json!({"step": 1})).await;
+    let path = if cx.peer().is_some() {
+        "rmcp"
+    } else {
+        "direct"
+    };
+    Ok(Prompt::new(vec![PromptMessage::new_text(
+        Role::User,
+        format!("Reported by {path}."),
+    )]))
+}
+
+/// A resource that reports progress before its contents.
+#[saga_resource]
+async fn reported(cx: &SagaContext, uri: String) -> Result<Contents, SagaError> {
+    cx.progress(1.0, None, None).await;
+    Ok(Contents::text(uri, "text/plain", "reported"))
+}
+
+/// A `prompts/get` or `resources/read` that asks for progress or log messages is answered
+/// as rmcp answers it: a stream of the notifications its saga sent, then its answer; one
+/// JSON message when it sent none it asked for. Served by the direct path (the prompt
+/// says which path ran it, and rmcp's answer says "rmcp").
+#[tokio::test]
+async fn a_catalog_requests_notifications_answer_the_same() {
+    let build = |direct: bool| {
+        SagaServer::builder()
+            .info("probe-server", "1.0.0")
+            .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+            .tool(probe)
+            .prompt(reporting)
+            .prompt(greeting)
+            .resource("note://reported", reported)
+            .direct_calls(direct)
+            .build()
+            .expect("the server builds")
+    };
+    let pair = Pair {
+        direct: serve_local(build(true)).await,
+        rmcp: serve_local(build(false)).await,
+    };
+    let asked = |method: &str, params: Value, extra: &[(&str, Value)]| {
+        let mut meta = meta();
+        for (key, value) in extra {
+            meta[*key] = value.clone();
+        }
+        let mut params = params;
+        params["_meta"] = meta;
+        Post::mcp(UNSENT)
+            .rpc(&json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params}))
+    };
+    let report = || json!({"name": "reporting"});
+    let token = ("progressToken", json!("p-1"));
+    let info = ("io.modelcontextprotocol/logLevel", json!("info"));
+    let debug = ("io.modelcontextprotocol/logLevel", json!("debug"));
+    let cases = [
+        (
+            "progress",
+            asked("prompts/get", report(), std::slice::from_ref(&token)),
+            2,
+        ),
+        (
+            "the info level",
+            asked("prompts/get", report(), std::slice::from_ref(&info)),
+            2,
+        ),
+        (
+            "the debug level",
+            asked("prompts/get", report(), &[debug]),
+            3,
+        ),
+        (
+            "both",
+            asked("prompts/get", report(), &[token.clone(), info.clone()]),
+            3,
+        ),
+        (
+            "a token that is not one",
+            asked(
+                "prompts/get",
+                report(),
+                &[("progressToken", json!({"not": "a token"}))],
+            ),
+            1,
+        ),
+        (
+            "a prompt that sends nothing",
+            asked(
+                "prompts/get",
+                json!({"name": "greeting", "arguments": {"name": "Ada"}}),
+                &[token.clone(), info],
+            ),
+            1,
+        ),
+        (
+            "an unknown prompt",
+            asked("prompts/get", json!({"name": "nothing"}), &[token.clone()]),
+            1,
+        ),
+        (
+            "a resource",
+            asked(
+                "resources/read",
+                json!({"uri": "note://reported"}),
+                std::slice::from_ref(&token),
+            ),
+            2,
+        ),
+    ];
+    for (case, raw, messages) in &cases {
+        let direct = send(pair.direct.addr, raw).await;
+        let rmcp = send(pair.rmcp.addr, raw).await;
+        assert_eq!(direct.status, rmcp.status, "{case}");
+        assert_eq!(direct.content_type, rmcp.content_type, "{case}");
+        let mut seen = events(&direct);
+        let mut theirs = events(&rmcp);
+        // The prompt names the path that ran it: set aside, then required below.
+        for (answers, path) in [(&mut seen, "direct"), (&mut theirs, "rmcp")] {
+            if let Some(text) = answers
+                .last_mut()
+                .and_then(|answer| answer.pointer_mut("/result/messages/0/content/text"))
+            {
+                if *text == json!("Reported by rmcp.") || *text == json!("Reported by direct.") {
+                    assert_eq!(*text, json!(format!("Reported by {path}.")), "{case}");
+                    *text = json!("Reported.");
+                }
+            }
+        }
+        assert_eq!(seen, theirs, "{case}: the two paths answer differently");
+        assert_eq!(seen.len(), *messages, "{case}: {seen:#?}");
+        assert!(
+            seen.last().is_some_and(|answer| answer["id"] == 5),
+            "{case}: {seen:#?}"
+        );
+        if *messages > 1 {
+            assert_eq!(
+                direct.content_type.as_deref(),
+                Some("text/event-stream"),
+                "{case}"
+            );
+            assert!(
+                seen[..seen.len() - 1].iter().all(|notice| notice["method"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("notifications/"))),
+                "{case}: {seen:#?}"
+            );
+        }
+    }
+}

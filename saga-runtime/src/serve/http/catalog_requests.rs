@@ -7,17 +7,22 @@
 //! A catalog method is one [`CatalogMethod`]; adding one is a variant, its method's name,
 //! its params and its run.
 
+use std::time::Duration;
+
 use axum::response::Response;
+use futures::future::{BoxFuture, FutureExt as _};
 use rmcp::model::{
     ClientCapabilities, GetPromptRequestParams, JsonRpcVersion2_0, ReadResourceRequestParams,
     RequestId, RequestMetaObject, ServerResult,
 };
 
 use super::message::{
-    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, ServedMethod, answered, names_2026_07_28,
-    one_pass, params_object, written,
+    CallId, Notices, ServedMethod, answered, names_2026_07_28, one_pass, params_object,
+    stopped_before_answering, written,
 };
+use super::notified::{Answer, Written};
 use crate::engine::SagaContext;
+use crate::engine::caller::outbox::Outbox;
 use crate::serve::json_check::JsonBudget;
 use crate::serve::tools::SagaTools;
 
@@ -67,13 +72,16 @@ pub(crate) struct CatalogRequest {
     id: RequestId,
     asked: Asked,
     cx: SagaContext,
+    /// Its `_meta` asks for progress or log messages: they go to its response, which
+    /// [`super::notified`] writes.
+    notifies: bool,
 }
 
 impl CatalogRequest {
     /// The request `body` is, read in one pass within `budget`, when it is the `method`
     /// its `Mcp-Method` header names, its `Mcp-Name` (`name`, decoded) is its prompt's
-    /// name or its resource's URI, and its `_meta` has every key 2026-07-28 requires and
-    /// asks for no progress or log messages (rmcp's to send, for now); the transport's
+    /// name or its resource's URI, and its `_meta` has every key 2026-07-28 requires (the
+    /// progress or log messages it may ask for go to its response); the transport's
     /// checks have passed (`super::direct::Direct::read_within`). `context` makes the
     /// caller's context once the request is found to be served here.
     pub(super) fn read(
@@ -103,20 +111,18 @@ impl CatalogRequest {
                 (message.id.0, message.method, meta, Asked::Resource(params))
             }
         };
-        if named != method.method()
-            || !names_2026_07_28(&meta)
-            || (meta.0).0.contains_key(META_PROGRESS_TOKEN)
-            || (meta.0).0.contains_key(META_LOG_LEVEL)
-        {
+        if named != method.method() || !names_2026_07_28(&meta) {
             return None;
         }
         let capabilities = crate::serve::wire::resumable::capabilities_of(&meta)?;
-        let cx = context(meta, capabilities, &id);
+        let notices = Notices::asked_in(&meta);
+        let cx = context(meta, capabilities, &id).with_min_log_level(notices.log_level);
         Some(Self {
             method,
             id,
             asked,
             cx,
+            notifies: notices.any(),
         })
     }
 
@@ -125,8 +131,33 @@ impl CatalogRequest {
         self.method.method()
     }
 
-    /// The response, as rmcp writes the handler's answer.
-    pub(super) async fn respond(self, tools: &SagaTools) -> Response {
+    /// The response, as rmcp writes the handler's answer: one JSON message, or, for a
+    /// request that asked for progress or log messages, what [`super::notified`] writes
+    /// of them and of the answer (`keep_alive`: how often a quiet stream gets a comment).
+    pub(super) fn respond(
+        self,
+        tools: &SagaTools,
+        keep_alive: Option<Duration>,
+    ) -> BoxFuture<'_, Response> {
+        if !self.notifies {
+            return async move { self.answer(tools).await.into_response() }.boxed();
+        }
+        // Its run owns what it uses (the tools, not a borrow of them): it runs in a task
+        // of its own, and sends its notifications to the response.
+        let (outbox, inbox) = Outbox::channel();
+        let failed_id = self.id.clone();
+        let request = Self {
+            cx: self.cx.with_outbox(outbox),
+            ..self
+        };
+        let tools = tools.clone();
+        let answer = async move { Answer::Written(request.answer(&tools).await) };
+        let failed = move || stopped_before_answering(failed_id);
+        super::notified::respond(answer, inbox, keep_alive, failed).boxed()
+    }
+
+    /// The handler's answer, written as rmcp writes it.
+    async fn answer(self, tools: &SagaTools) -> Written {
         let CatalogRequest { id, asked, cx, .. } = self;
         let answer = match asked {
             Asked::Prompt(params) => Box::pin(tools.get_prompt_in(params, &cx))
@@ -136,8 +167,7 @@ impl CatalogRequest {
                 .await
                 .map(ServerResult::from),
         };
-        let message = answered(answer, id);
-        written(&message, None).into_response()
+        written(&answered(answer, id), None)
     }
 }
 

@@ -44,8 +44,8 @@
 //! handler made it), and the response is the JSON message with rmcp's status. A
 //! listing is answered as `SagaServer`'s handler answers it (tools for the caller's token,
 //! in its own MCP server span), a tool list with the task support the guard adds to
-//! rmcp's answer; a catalog request runs its saga as a call does (one that asks for
-//! progress or log messages is still rmcp's); a task request is answered after the tasks
+//! rmcp's answer; a catalog request runs its saga as a call does, its notifications
+//! written as a call's are; a task request is answered after the tasks
 //! extension's checks rmcp makes first.
 //!
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
@@ -68,8 +68,8 @@ use super::catalog_requests::{CatalogMethod, CatalogRequest};
 use super::hosts::{Authority, Origins, host_admitted};
 use super::lists::{List, Listing, Sources};
 use super::message::{
-    CallId, META_LOG_LEVEL, META_PROGRESS_TOKEN, ServedMethod, answered, names_2026_07_28,
-    one_pass, params_object, respond, written,
+    CallId, Notices, ServedMethod, answered, names_2026_07_28, one_pass, params_object, respond,
+    stopped_before_answering, written,
 };
 use super::notified::Answer;
 use super::task_requests::{TaskMethod, TaskRequest};
@@ -270,7 +270,7 @@ impl Direct {
         match request {
             DirectRequest::Call(call) => self.run_call(call),
             DirectRequest::List(list) => list.respond(&self.tools).boxed(),
-            DirectRequest::Catalog(catalog) => catalog.respond(&self.tools).boxed(),
+            DirectRequest::Catalog(catalog) => catalog.respond(&self.tools, self.keep_alive),
             DirectRequest::Task(task) => task.respond(&self.tools).boxed(),
         }
     }
@@ -330,10 +330,7 @@ impl Direct {
             let (message, server_info) = direct.message(result, id, declared_tasks);
             Answer::Written(written(&message, server_info))
         };
-        let failed = move || {
-            let error = route::stopped_before_answering();
-            written(&ServerJsonRpcMessage::error(error, Some(failed_id)), None)
-        };
+        let failed = move || stopped_before_answering(failed_id);
         super::notified::respond(answer, inbox, self.keep_alive, failed).boxed()
     }
 
@@ -522,24 +519,15 @@ impl Direct {
         {
             return None;
         }
-        // What the tool's `progress` and `log` read, read as they read it: a key present
-        // but not readable asks for nothing, on either path.
-        let progress =
-            (meta.0).0.contains_key(META_PROGRESS_TOKEN) && meta.get_progress_token().is_some();
-        let log_level = if (meta.0).0.contains_key(META_LOG_LEVEL) {
-            meta.log_level()
-        } else {
-            None
-        };
-        let notifies = progress || log_level.is_some();
+        let notices = Notices::asked_in(&meta);
         let cx = self
             .stateless_context(parts, meta, capabilities, &id, caller.take())
-            .with_min_log_level(log_level);
+            .with_min_log_level(notices.log_level);
         Some(DirectCall {
             id,
             params,
             cx,
-            notifies,
+            notifies: notices.any(),
         })
     }
 
@@ -962,26 +950,23 @@ mod tests {
                 )
             };
             let body = of(META);
-            assert_eq!(
-                served_named(method, Some(name), &body),
-                Some(method),
-                "{body}"
-            );
+            // Plain, or asking for progress or log messages (written as a call's are).
+            for body in [
+                body.clone(),
+                of(&format!(r#"{META},"progressToken":1"#)),
+                of(&format!(
+                    r#"{META},"io.modelcontextprotocol/logLevel":"info""#
+                )),
+            ] {
+                assert_eq!(
+                    served_named(method, Some(name), &body),
+                    Some(method),
+                    "{body}"
+                );
+            }
             for (case, header, body) in [
                 ("no Mcp-Name", None, body.clone()),
                 ("another Mcp-Name", Some("other"), body.clone()),
-                (
-                    "a progress token",
-                    Some(name),
-                    of(&format!(r#"{META},"progressToken":1"#)),
-                ),
-                (
-                    "a log level",
-                    Some(name),
-                    of(&format!(
-                        r#"{META},"io.modelcontextprotocol/logLevel":"info""#
-                    )),
-                ),
                 (
                     "no capabilities",
                     Some(name),

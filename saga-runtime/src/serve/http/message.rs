@@ -101,6 +101,38 @@ pub(super) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocol
 pub(super) const META_PROGRESS_TOKEN: &str = "progressToken";
 pub(super) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
+/// What a request's `_meta` asks to be sent while it runs, read as a tool's `progress` and
+/// `log` read it: a key present but not readable asks for nothing, on either path.
+#[derive(Clone, Copy)]
+pub(super) struct Notices {
+    /// A progress token that reads as one.
+    pub(super) progress: bool,
+    /// The least level of log messages asked for.
+    pub(super) log_level: Option<rmcp::model::LoggingLevel>,
+}
+
+impl Notices {
+    /// What `meta` asks for.
+    pub(super) fn asked_in(meta: &rmcp::model::RequestMetaObject) -> Self {
+        let map = &(meta.0).0;
+        // A key is looked up first: the typed accessors decode a value, and most requests
+        // have neither key.
+        Self {
+            progress: map.contains_key(META_PROGRESS_TOKEN) && meta.get_progress_token().is_some(),
+            log_level: if map.contains_key(META_LOG_LEVEL) {
+                meta.log_level()
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Whether anything is asked for: the response is then written by `super::notified`.
+    pub(super) fn any(self) -> bool {
+        self.progress || self.log_level.is_some()
+    }
+}
+
 /// Whether `_meta` names MCP 2026-07-28, as `meta.protocol_version() ==
 /// Some(V_2026_07_28)` answers: that version is the string, and only it.
 pub(super) fn names_2026_07_28(meta: &rmcp::model::RequestMetaObject) -> bool {
@@ -136,6 +168,13 @@ pub(super) fn answered(
 /// The JSON response rmcp gives a stateless request's one message, with its status.
 pub(super) fn respond(message: &ServerJsonRpcMessage) -> Response {
     written(message, None).into_response()
+}
+
+/// What a request that asked for notifications answers when its run stopped before it
+/// answered (a panic outside the tool's steps): an internal error for request `id`.
+pub(super) fn stopped_before_answering(id: RequestId) -> Written {
+    let error = crate::serve::route::stopped_before_answering();
+    written(&ServerJsonRpcMessage::error(error, Some(id)), None)
 }
 
 /// `message` written as rmcp writes a stateless request's one message, with its status,

@@ -1,5 +1,5 @@
-//! The response of a stateless call that asked for notifications (a progress token or a
-//! log level in its `_meta`), written by saga, as rmcp's transport writes it: the call's
+//! The response of a stateless call (or `prompts/get`, `resources/read`: a call of the
+//! catalog) that asked for notifications (a progress token or a log level in its `_meta`), written by saga, as rmcp's transport writes it: the call's
 //! first message decides the response's form.
 //!
 //! - Its answer first, nothing sent before it: one JSON body, as any call's.
