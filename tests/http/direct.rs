@@ -2002,7 +2002,11 @@ async fn a_catalog_requests_notifications_answer_the_same() {
         ),
         (
             "an unknown prompt",
-            asked("prompts/get", json!({"name": "nothing"}), &[token.clone()]),
+            asked(
+                "prompts/get",
+                json!({"name": "nothing"}),
+                std::slice::from_ref(&token),
+            ),
             1,
         ),
         (
@@ -2022,16 +2026,15 @@ async fn a_catalog_requests_notifications_answer_the_same() {
         assert_eq!(direct.content_type, rmcp.content_type, "{case}");
         let mut seen = events(&direct);
         let mut theirs = events(&rmcp);
-        // The prompt names the path that ran it: set aside, then required below.
+        // The prompt names the path that ran it: required to be its own, then set aside.
         for (answers, path) in [(&mut seen, "direct"), (&mut theirs, "rmcp")] {
             if let Some(text) = answers
                 .last_mut()
                 .and_then(|answer| answer.pointer_mut("/result/messages/0/content/text"))
+                && (*text == json!("Reported by rmcp.") || *text == json!("Reported by direct."))
             {
-                if *text == json!("Reported by rmcp.") || *text == json!("Reported by direct.") {
-                    assert_eq!(*text, json!(format!("Reported by {path}.")), "{case}");
-                    *text = json!("Reported.");
-                }
+                assert_eq!(*text, json!(format!("Reported by {path}.")), "{case}");
+                *text = json!("Reported.");
             }
         }
         assert_eq!(seen, theirs, "{case}: the two paths answer differently");
@@ -2053,5 +2056,126 @@ async fn a_catalog_requests_notifications_answer_the_same() {
                 "{case}: {seen:#?}"
             );
         }
+    }
+}
+
+/// The methods a stateless client may send that saga does not serve (`ping`,
+/// `completion/complete`, `logging/setLevel`, `resources/subscribe`,
+/// `resources/unsubscribe`, `subscriptions/listen`) are refused by the direct path (the
+/// unit tests in `serve::http::direct` check which it takes) exactly as rmcp refuses
+/// them, byte for byte; and each request rmcp answers otherwise (params it cannot read, a
+/// wrong `Mcp-Name`, no `_meta`) is answered alike.
+#[tokio::test]
+async fn unserved_methods_answer_the_same() {
+    let with_resources = |direct: bool| {
+        SagaServer::builder()
+            .info("probe-server", "1.0.0")
+            .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
+            .tool(probe)
+            .resource("note://one", note)
+            .direct_calls(direct)
+            .build()
+            .expect("the server builds")
+    };
+    let full = Pair {
+        direct: serve_local(with_resources(true)).await,
+        rmcp: serve_local(with_resources(false)).await,
+    };
+    let plain = pair().await;
+    let request = |method: &str, mut params: Value| {
+        params["_meta"] = meta();
+        Post::mcp(UNSENT)
+            .rpc(&json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}))
+    };
+    let complete = json!({"ref": {"type": "ref/prompt", "name": "greeting"},
+                          "argument": {"name": "name", "value": "A"}});
+    let subscribe = request("resources/subscribe", json!({"uri": "note://one"}));
+    let listen = json!({"notifications": {"toolsListChanged": true}});
+    let cases = [
+        ("ping", request("ping", json!({}))),
+        (
+            "ping with another member",
+            request("ping", json!({"extra": 1})),
+        ),
+        (
+            "ping under an Mcp-Name",
+            request("ping", json!({})).header("mcp-name", "anything"),
+        ),
+        (
+            "ping without _meta",
+            Post::mcp(UNSENT).rpc(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {}})),
+        ),
+        (
+            "ping without params",
+            Post::mcp(UNSENT).rpc(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping"})),
+        ),
+        ("a completion", request("completion/complete", complete.clone())),
+        (
+            "a completion without its argument",
+            request("completion/complete", json!({"ref": complete["ref"]})),
+        ),
+        (
+            "a log level",
+            request("logging/setLevel", json!({"level": "info"})),
+        ),
+        (
+            "a log level that is not one",
+            request("logging/setLevel", json!({"level": "loud"})),
+        ),
+        ("a subscription", subscribe.clone()),
+        (
+            "a subscription to an unknown resource",
+            request("resources/subscribe", json!({"uri": "note://two"})),
+        ),
+        (
+            "a subscription without Mcp-Name",
+            subscribe.clone().without("mcp-name"),
+        ),
+        (
+            "a subscription under another Mcp-Name",
+            subscribe.clone().header("mcp-name", "note://two"),
+        ),
+        (
+            "a subscription without a URI",
+            request("resources/subscribe", json!({})),
+        ),
+        (
+            "an unsubscription",
+            request("resources/unsubscribe", json!({"uri": "note://one"})),
+        ),
+        ("a listen", request("subscriptions/listen", listen.clone())),
+        (
+            "a listen without its filter",
+            request("subscriptions/listen", json!({})),
+        ),
+        (
+            "a ping under a header naming a completion",
+            request("ping", json!({})).header("mcp-method", "completion/complete"),
+        ),
+        (
+            "a ping with its id a float",
+            Post::mcp(UNSENT)
+                .rpc(&json!({"jsonrpc": "2.0", "id": 9.0, "method": "ping", "params": {"_meta": meta()}})),
+        ),
+    ];
+    for (servers, name) in [(&full, "with resources"), (&plain, "without")] {
+        for (case, raw) in &cases {
+            let direct = bytes_of(servers.direct.addr, raw).await;
+            let rmcp = bytes_of(servers.rmcp.addr, raw).await;
+            assert_eq!(
+                direct,
+                rmcp,
+                "{name}, {case}: {} against {}",
+                String::from_utf8_lossy(&direct.2),
+                String::from_utf8_lossy(&rmcp.2)
+            );
+        }
+    }
+    // Not vacuous: the plain ones are refused as methods not found.
+    for (case, raw) in &cases[..1] {
+        let (status, _, body) = bytes_of(full.direct.addr, raw).await;
+        assert_eq!(status, 404, "{case}");
+        let body: Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(body["error"]["code"], -32601, "{case}: {body}");
     }
 }

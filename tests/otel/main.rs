@@ -1150,15 +1150,24 @@ async fn every_method_gets_a_span_in_the_clients_trace() {
         ("resources/list", json!({})),
         ("resources/templates/list", json!({})),
         ("tasks/get", json!({"taskId": "no-such-task"})),
+        // Removed in 2026-07-28, refused by the handler, in its span.
+        ("logging/setLevel", json!({"level": "info"})),
     ];
     // A task request the tasks extension's checks refuse (its client did not declare
-    // the extension) never reaches its handler, and gets no span, on either path. Sent
-    // first, in a trace of its own: once the others' spans are in, its would be too.
+    // the extension) never reaches its handler, and gets no span, on either path; nor
+    // does a method rmcp refuses before the handler (`ping`, removed in 2026-07-28).
+    // Sent first, in a trace of its own: once the others' spans are in, theirs would be
+    // too.
     let refused_client = ClientSpan::new(12);
-    let mut refused = with_meta(request(json!(99), "tasks/get", json!({"taskId": "t-1"})));
-    refused["params"]["_meta"]["traceparent"] = json!(refused_client.traceparent());
-    let (status, body) = Post::mcp(server.addr).rpc(&refused).send().await;
-    assert_eq!(status, 400, "{body}");
+    for (method, params, status) in [
+        ("tasks/get", json!({"taskId": "t-1"}), 400),
+        ("ping", json!({}), 404),
+    ] {
+        let mut refused = with_meta(request(json!(99), method, params));
+        refused["params"]["_meta"]["traceparent"] = json!(refused_client.traceparent());
+        let (seen, body) = Post::mcp(server.addr).rpc(&refused).send().await;
+        assert_eq!(seen, status, "{method}: {body}");
+    }
     for (n, (method, params)) in methods.iter().enumerate() {
         let mut message = with_meta(request(json!(n + 1), method, params.clone()));
         message["params"]["_meta"]["traceparent"] = json!(client.traceparent());
@@ -1201,7 +1210,7 @@ async fn every_method_gets_a_span_in_the_clients_trace() {
         !spans
             .iter()
             .any(|span| span.trace_id == refused_client.trace_id),
-        "a refused task request has no span: {spans:#?}"
+        "a refused task request or ping has no span: {spans:#?}"
     );
     let unknown = spans
         .iter()

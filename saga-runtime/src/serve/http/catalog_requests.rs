@@ -12,12 +12,12 @@ use std::time::Duration;
 use axum::response::Response;
 use futures::future::{BoxFuture, FutureExt as _};
 use rmcp::model::{
-    ClientCapabilities, GetPromptRequestParams, JsonRpcVersion2_0, ReadResourceRequestParams,
-    RequestId, RequestMetaObject, ServerResult,
+    ClientCapabilities, GetPromptRequestParams, ReadResourceRequestParams, RequestId,
+    RequestMetaObject, ServerResult,
 };
 
 use super::message::{
-    CallId, Notices, ServedMethod, answered, names_2026_07_28, one_pass, params_object,
+    Notices, RequestMessage, ServedMethod, answered, names_2026_07_28, one_pass,
     stopped_before_answering, written,
 };
 use super::notified::{Answer, Written};
@@ -42,21 +42,6 @@ impl ServedMethod for CatalogMethod {
             CatalogMethod::ReadResource => "resources/read",
         }
     }
-}
-
-/// A JSON-RPC request of a catalog method, read as the direct path reads a call: rmcp's
-/// types for each member (`P`, the method's params, from an object only), exactly these
-/// four. The method is checked against the one `Mcp-Method` names
-/// ([`CatalogRequest::read`]).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields, bound = "P: serde::Deserialize<'de>")]
-struct CatalogMessage<P> {
-    #[allow(dead_code)] // read to be checked
-    jsonrpc: JsonRpcVersion2_0,
-    id: CallId,
-    method: String,
-    #[serde(deserialize_with = "params_object")]
-    params: P,
 }
 
 /// What a catalog request asks for: its params, `_meta` taken out into its context.
@@ -93,7 +78,7 @@ impl CatalogRequest {
     ) -> Option<Self> {
         let (id, named, meta, asked) = match method {
             CatalogMethod::GetPrompt => {
-                let message: CatalogMessage<GetPromptRequestParams> = one_pass(body, budget)?;
+                let message: RequestMessage<GetPromptRequestParams> = one_pass(body, budget)?;
                 let mut params = message.params;
                 if params.name != name {
                     return None;
@@ -102,7 +87,7 @@ impl CatalogRequest {
                 (message.id.0, message.method, meta, Asked::Prompt(params))
             }
             CatalogMethod::ReadResource => {
-                let message: CatalogMessage<ReadResourceRequestParams> = one_pass(body, budget)?;
+                let message: RequestMessage<ReadResourceRequestParams> = one_pass(body, budget)?;
                 let mut params = message.params;
                 if params.uri != name {
                     return None;

@@ -1,9 +1,12 @@
 //! The direct path: an MRTR `tools/call`, a stateless listing (`tools/list`,
 //! `prompts/list`, `resources/list`, `resources/templates/list`, `server/discover`:
 //! `super::lists`), catalog request (`prompts/get`, `resources/read`:
-//! `super::catalog_requests`) or task request (`tasks/get`, `tasks/update`,
-//! `tasks/cancel`: `super::task_requests`) that rmcp's transport would accept exactly as
-//! it is, served by saga without rmcp's per-request service.
+//! `super::catalog_requests`), task request (`tasks/get`, `tasks/update`,
+//! `tasks/cancel`: `super::task_requests`) or request of a method saga does not serve
+//! (`ping`, `completion/complete`, `logging/setLevel`, `resources/subscribe`,
+//! `resources/unsubscribe`, `subscriptions/listen`: `super::unserved`) that rmcp's
+//! transport would accept exactly as it is, served by saga without rmcp's per-request
+//! service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -28,9 +31,9 @@
 //! 4. `MCP-Protocol-Version` is `2026-07-28` and so is the body's `_meta` version, and
 //!    `_meta` has every key 2026-07-28 requires (so the request is stateless, not a
 //!    session's);
-//! 5. `Mcp-Method` and, for a call, a catalog or a task request, `Mcp-Name` (SEP-2243)
-//!    are single and match the body (the tool's or prompt's name, the resource's URI, the
-//!    task's id; a name in SEP-2243's Base64
+//! 5. `Mcp-Method` and, for a call, a catalog or a task request or a subscription's
+//!    method, `Mcp-Name` (SEP-2243) are single and match the body (the tool's or prompt's
+//!    name, the resource's URI, the task's id; a name in SEP-2243's Base64
 //!    wrapper decoded as rmcp decodes it), and each `Mcp-Param-*` header a called tool's
 //!    schema names matches its argument (`serve::param_headers`; rmcp reads no other, so
 //!    any other is ignored here as there);
@@ -46,7 +49,7 @@
 //! in its own MCP server span), a tool list with the task support the guard adds to
 //! rmcp's answer; a catalog request runs its saga as a call does, its notifications
 //! written as a call's are; a task request is answered after the tasks
-//! extension's checks rmcp makes first.
+//! extension's checks rmcp makes first; an unserved method is refused as rmcp refuses it.
 //!
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
@@ -73,6 +76,7 @@ use super::message::{
 };
 use super::notified::Answer;
 use super::task_requests::{TaskMethod, TaskRequest};
+use super::unserved::{Unserved, UnservedRequest};
 use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::runner::family::Saga;
@@ -130,6 +134,7 @@ enum DirectRequest {
     List(List),
     Catalog(CatalogRequest),
     Task(TaskRequest),
+    Unserved(UnservedRequest),
 }
 
 impl DirectRequest {
@@ -140,6 +145,7 @@ impl DirectRequest {
             DirectRequest::List(list) => list.method(),
             DirectRequest::Catalog(catalog) => catalog.method(),
             DirectRequest::Task(task) => task.method(),
+            DirectRequest::Unserved(unserved) => unserved.method(),
         }
     }
 }
@@ -247,6 +253,15 @@ impl Direct {
                     return CatalogRequest::read(catalog, &name, body, budget, context)
                         .map(DirectRequest::Catalog);
                 }
+                if let Some(unserved) = Unserved::of_method(method) {
+                    // rmcp reads `Mcp-Name` only for a method that has one.
+                    let name = match unserved.named() {
+                        true => Some(param_headers::decode(sole(headers, NAME_HEADER)?)?),
+                        false => None,
+                    };
+                    return UnservedRequest::read(parts, unserved, name.as_deref(), body, budget)
+                        .map(DirectRequest::Unserved);
+                }
                 let task = TaskMethod::of_method(method)?;
                 let name = param_headers::decode(sole(headers, NAME_HEADER)?)?;
                 let principal = || self.tools.head(Some(parts), caller.take()).principal;
@@ -272,6 +287,7 @@ impl Direct {
             DirectRequest::List(list) => list.respond(&self.tools).boxed(),
             DirectRequest::Catalog(catalog) => catalog.respond(&self.tools, self.keep_alive),
             DirectRequest::Task(task) => task.respond(&self.tools).boxed(),
+            DirectRequest::Unserved(unserved) => unserved.respond().boxed(),
         }
     }
 
@@ -864,8 +880,8 @@ mod tests {
             ),
             (
                 "a method served nowhere here",
-                "ping",
-                of("ping", &format!(r#"{{"_meta":{META}}}"#)),
+                "tasks/list",
+                of("tasks/list", &format!(r#"{{"_meta":{META}}}"#)),
             ),
         ] {
             assert_eq!(served(method, &body), None, "{case}: {body}");
@@ -976,6 +992,62 @@ mod tests {
                 assert_eq!(served_named(method, header, &body), None, "{case}: {body}");
             }
         }
+    }
+
+    /// A method saga does not serve (`ping`, `logging/setLevel`, …) is refused here when
+    /// rmcp would read it as it is, and left to rmcp (which refuses it otherwise) when its
+    /// params are not the method's, its `Mcp-Name` is not its resource's, or its `_meta`
+    /// lacks a key 2026-07-28 requires.
+    #[test]
+    fn an_unserved_method_is_refused_here_only_as_rmcp_would_read_it() {
+        const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let of = |method: &str, params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":4,"method":"{method}","params":{{{params}}}}}"#)
+        };
+        let complete =
+            r#""ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"b"}"#;
+        for (method, name, params) in [
+            ("ping", None, META.to_owned()),
+            ("ping", Some("ignored"), format!(r#"{META},"extra":1"#)),
+            ("completion/complete", None, format!("{META},{complete}")),
+            (
+                "logging/setLevel",
+                None,
+                format!(r#"{META},"level":"info""#),
+            ),
+            (
+                "resources/subscribe",
+                Some("note://a"),
+                format!(r#"{META},"uri":"note://a""#),
+            ),
+            (
+                "resources/unsubscribe",
+                Some("note://a"),
+                format!(r#"{META},"uri":"note://a""#),
+            ),
+            (
+                "subscriptions/listen",
+                None,
+                format!(r#"{META},"notifications":{{}}"#),
+            ),
+        ] {
+            let body = of(method, &params);
+            assert_eq!(served_named(method, name, &body), Some(method), "{body}");
+        }
+        for (case, method, name, params) in [
+            ("no _meta", "ping", None, String::new()),
+            ("no capabilities", "ping", None, r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":1}"#.to_owned()),
+            ("no argument", "completion/complete", None, format!(r#"{META},"ref":{{"type":"ref/prompt","name":"p"}}"#)),
+            ("a level that is not one", "logging/setLevel", None, format!(r#"{META},"level":"loud""#)),
+            ("no Mcp-Name", "resources/subscribe", None, format!(r#"{META},"uri":"note://a""#)),
+            ("another Mcp-Name", "resources/unsubscribe", Some("note://b"), format!(r#"{META},"uri":"note://a""#)),
+            ("no filter", "subscriptions/listen", None, META.to_owned()),
+        ] {
+            let body = of(method, &params);
+            assert_eq!(served_named(method, name, &body), None, "{case}: {body}");
+        }
+        // The body's method is the one `Mcp-Method` names.
+        assert_eq!(served("completion/complete", &of("ping", META)), None);
     }
 
     #[test]

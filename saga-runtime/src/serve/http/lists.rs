@@ -11,9 +11,9 @@ use axum::response::Response;
 use http::StatusCode;
 use http::request::Parts;
 use rmcp::ErrorData;
-use rmcp::model::{DiscoverResult, JsonRpcVersion2_0, RequestId, RequestMetaObject, ServerResult};
+use rmcp::model::{DiscoverResult, RequestId, RequestMetaObject, ServerResult};
 
-use super::message::{CallId, ServedMethod, answered, names_2026_07_28, params_object, written};
+use super::message::{CallId, RequestMessage, ServedMethod, answered, names_2026_07_28, written};
 use super::notified::Written;
 use crate::otel::MethodTrace;
 use crate::serve::tools::SagaTools;
@@ -85,7 +85,7 @@ pub(crate) struct Sources<'a> {
 /// to answer either way.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ListParams {
+pub(super) struct ListParams {
     #[serde(rename = "_meta")]
     meta: Option<RequestMetaObject>,
     /// `Some` when the member is there, even as `null`. It is read (a cursor that is not
@@ -102,21 +102,8 @@ fn present<'de, D: serde::Deserializer<'de>>(
     serde::Deserialize::deserialize(deserializer).map(Some)
 }
 
-/// A JSON-RPC request of a listing method, read as the direct path reads a call: rmcp's
-/// types for each member, exactly these four, `params` an object ([`ListParams`]). rmcp
-/// also takes a list without params, but a stateless request's params carry its required
-/// `_meta`, so one without is rmcp's to refuse. The method is checked against the one
-/// `Mcp-Method` names ([`List::read`]).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ListMessage {
-    #[allow(dead_code)] // read to be checked
-    jsonrpc: JsonRpcVersion2_0,
-    id: CallId,
-    method: String,
-    #[serde(deserialize_with = "params_object")]
-    params: ListParams,
-}
+/// A JSON-RPC request of a listing method: [`ListParams`] (`_meta` and a cursor only).
+pub(super) type ListMessage = RequestMessage<ListParams>;
 
 /// A stateless listing request the direct path serves: read, found to pass every check, and
 /// answered for its caller.

@@ -1,5 +1,5 @@
-//! The stateless JSON-RPC message as the direct path (`super::direct`, `super::lists`)
-//! reads it and writes its answer back: read in one pass with the guard's JSON checks,
+//! The stateless JSON-RPC message as the direct path (`super::direct` and the modules of
+//! each kind of request it serves) reads it and writes its answer back: read in one pass with the guard's JSON checks,
 //! an id as those checks admit one, params from an object only, the `_meta` keys read
 //! without rmcp's typed accessors, and the answer written with rmcp's status.
 
@@ -43,6 +43,23 @@ pub(super) fn one_pass<'de, T: serde::Deserialize<'de>>(
         return None;
     }
     json_check::typed::read_within(body, budget)
+}
+
+/// A JSON-RPC request of a method the direct path serves, read as it reads a call: rmcp's
+/// types for each member, exactly these four (a stray `result` or `error`, which rmcp
+/// refuses, is refused here too), `jsonrpc` exactly `"2.0"`, `params` (`P`, the method's)
+/// from an object only. rmcp also takes some methods without params, but a stateless
+/// request's params carry its required `_meta`, so one without is rmcp's to refuse. Each
+/// reader checks `method` against the one `Mcp-Method` names.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, bound = "P: serde::Deserialize<'de>")]
+pub(super) struct RequestMessage<P> {
+    #[allow(dead_code)] // read to be checked
+    jsonrpc: rmcp::model::JsonRpcVersion2_0,
+    pub(super) id: CallId,
+    pub(super) method: String,
+    #[serde(deserialize_with = "params_object")]
+    pub(super) params: P,
 }
 
 /// The params, from a JSON object only. The derived readers of rmcp's params types also

@@ -35,6 +35,8 @@ mod task_requests;
 mod tool_list;
 #[cfg(feature = "http")]
 mod transport;
+#[cfg(feature = "http")]
+mod unserved;
 
 #[cfg(feature = "http")]
 pub use transport::{QUIET_SESSION_IDS, default_http_config};

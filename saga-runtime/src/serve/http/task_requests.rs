@@ -11,11 +11,11 @@ use axum::response::Response;
 use http::request::Parts;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CancelTaskMethod, GetTaskMethod, InputResponses, JsonRpcVersion2_0, RequestId,
-    RequestMetaObject, ServerResult, UpdateTaskMethod,
+    CancelTaskMethod, GetTaskMethod, InputResponses, RequestId, RequestMetaObject, ServerResult,
+    UpdateTaskMethod,
 };
 
-use super::message::{CallId, ServedMethod, answered, names_2026_07_28, params_object, written};
+use super::message::{CallId, RequestMessage, ServedMethod, answered, names_2026_07_28, written};
 use crate::otel::MethodTrace;
 use crate::serve::tools::SagaTools;
 
@@ -50,26 +50,15 @@ impl TaskMethod {
     }
 }
 
-/// A JSON-RPC request of a task method, read as the direct path reads a call: rmcp's
-/// types for each member, exactly these four, `params` an object ([`TaskParams`]). The
-/// method is checked against the one `Mcp-Method` names ([`TaskRequest::read`]).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct TaskMessage {
-    #[allow(dead_code)] // read to be checked
-    jsonrpc: JsonRpcVersion2_0,
-    id: CallId,
-    method: String,
-    #[serde(deserialize_with = "params_object")]
-    params: TaskParams,
-}
+/// A JSON-RPC request of a task method: [`TaskParams`].
+pub(super) type TaskMessage = RequestMessage<TaskParams>;
 
 /// A task method's params: `_meta`, the task's id, and for `tasks/update` its answers;
 /// nothing else. rmcp ignores other members, and `inputResponses` outside an update: a
 /// request with one is rmcp's to answer.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct TaskParams {
+pub(super) struct TaskParams {
     #[serde(rename = "_meta")]
     meta: Option<RequestMetaObject>,
     task_id: String,
