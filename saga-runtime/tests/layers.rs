@@ -182,6 +182,7 @@ const SERVE_GROUPS: &[(&str, &[&str])] = &[
             "session",
             "streamed",
             "catalog",
+            "saga_calls",
             "shutdown",
         ],
     ),

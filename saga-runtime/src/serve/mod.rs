@@ -31,6 +31,7 @@ mod param_headers;
 mod principal;
 mod replay;
 pub(crate) mod route;
+mod saga_calls;
 mod server;
 mod session;
 mod shutdown;

@@ -17,7 +17,6 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::head::SessionLogLevel;
-use super::route::{self, Door};
 use super::tools::SagaTools;
 use super::wire::call_saga;
 use super::wire::resumable;
@@ -211,29 +210,16 @@ impl SagaServer {
 }
 
 impl SagaServer {
-    /// `tools/callSaga` and `tools/resumeSaga` (seed 000): decoded by their format, run
-    /// as any call (never as a task: the format has none), encoded back.
+    /// `tools/callSaga` and `tools/resumeSaga` (seed 000): `super::saga_calls`, as the
+    /// direct path runs them.
     async fn call_saga(
         &self,
         request: CustomRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<serde_json::Value, ErrorData> {
-        let cx = call_saga::context(
-            self.tools.context(context),
-            context.meta.client_capabilities().is_some(),
-        );
-        let (call, door) = if request.method == call_saga::CALL_SAGA {
-            (call_saga::decode_call(request.params)?, Door::WithoutTasks)
-        } else {
-            let call = call_saga::decode_resume(request.params)?;
-            if self.tools.definition(&call.name).is_none() {
-                return Err(call_saga::unknown_tool(&call.name));
-            }
-            (call, Door::ResumeWithoutTasks)
-        };
-        let name = call.name.clone();
-        let response = route::dispatch(&self.tools, call, &cx, door).await?;
-        call_saga::encode(&name, response)
+        let declared = context.meta.client_capabilities().is_some();
+        let cx = self.tools.context(context);
+        super::saga_calls::run(&self.tools, &request.method, request.params, cx, declared).await
     }
 
     /// `requests/resume` (seed 002): continues the request its token was issued for, in

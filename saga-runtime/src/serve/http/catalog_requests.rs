@@ -17,12 +17,10 @@ use rmcp::model::{
 };
 
 use super::message::{
-    Notices, RequestMessage, ServedMethod, answered, names_2026_07_28, one_pass,
-    stopped_before_answering, written,
+    Notices, RequestMessage, ServedMethod, answered, names_2026_07_28, notifying, one_pass, written,
 };
 use super::notified::{Answer, Written};
 use crate::engine::SagaContext;
-use crate::engine::caller::outbox::Outbox;
 use crate::serve::json_check::JsonBudget;
 use crate::serve::tools::SagaTools;
 
@@ -124,36 +122,35 @@ impl CatalogRequest {
         tools: &SagaTools,
         keep_alive: Option<Duration>,
     ) -> BoxFuture<'_, Response> {
-        if !self.notifies {
-            return async move { self.answer(tools).await.into_response() }.boxed();
+        let CatalogRequest {
+            id,
+            asked,
+            cx,
+            notifies,
+            ..
+        } = self;
+        if !notifies {
+            return async move { answer(tools, id, asked, &cx).await.into_response() }.boxed();
         }
-        // Its run owns what it uses (the tools, not a borrow of them): it runs in a task
-        // of its own, and sends its notifications to the response.
-        let (outbox, inbox) = Outbox::channel();
-        let failed_id = self.id.clone();
-        let request = Self {
-            cx: self.cx.with_outbox(outbox),
-            ..self
-        };
+        let failed_id = id.clone();
         let tools = tools.clone();
-        let answer = async move { Answer::Written(request.answer(&tools).await) };
-        let failed = move || stopped_before_answering(failed_id);
-        super::notified::respond(answer, inbox, keep_alive, failed).boxed()
+        let run = |cx| async move { Answer::Written(answer(&tools, id, asked, &cx).await) };
+        notifying(cx, failed_id, keep_alive, run).boxed()
     }
+}
 
-    /// The handler's answer, written as rmcp writes it.
-    async fn answer(self, tools: &SagaTools) -> Written {
-        let CatalogRequest { id, asked, cx, .. } = self;
-        let answer = match asked {
-            Asked::Prompt(params) => Box::pin(tools.get_prompt_in(params, &cx))
-                .await
-                .map(ServerResult::from),
-            Asked::Resource(params) => Box::pin(tools.read_resource_in(params, &cx))
-                .await
-                .map(ServerResult::from),
-        };
-        written(&answered(answer, id), None)
-    }
+/// The handler's answer to request `id` asking `asked` for the caller `cx`, written as
+/// rmcp writes it.
+async fn answer(tools: &SagaTools, id: RequestId, asked: Asked, cx: &SagaContext) -> Written {
+    let answer = match asked {
+        Asked::Prompt(params) => Box::pin(tools.get_prompt_in(params, cx))
+            .await
+            .map(ServerResult::from),
+        Asked::Resource(params) => Box::pin(tools.read_resource_in(params, cx))
+            .await
+            .map(ServerResult::from),
+    };
+    written(&answered(answer, id), None)
 }
 
 #[cfg(test)]

@@ -71,13 +71,12 @@ use super::catalog_requests::{CatalogMethod, CatalogRequest};
 use super::hosts::{Authority, Origins, host_admitted};
 use super::lists::{List, Listing, Sources};
 use super::message::{
-    CallId, Notices, ServedMethod, answered, names_2026_07_28, one_pass, params_object, respond,
-    stopped_before_answering, written,
+    CallId, Notices, ServedMethod, answered, names_2026_07_28, notifying, one_pass, params_object,
+    respond, written,
 };
 use super::notified::Answer;
 use super::task_requests::{TaskMethod, TaskRequest};
 use super::unserved::{Unserved, UnservedRequest};
-use crate::engine::caller::outbox::Outbox;
 use crate::engine::caller::pool::Caller;
 use crate::engine::runner::family::Saga;
 use crate::engine::{Call, SagaContext, StatelessMeta};
@@ -329,10 +328,8 @@ impl Direct {
     fn run_notifying(&self, call: DirectCall) -> BoxFuture<'_, Response> {
         let DirectCall { id, params, cx, .. } = call;
         let failed_id = id.clone();
-        let (outbox, inbox) = Outbox::channel();
-        let cx = cx.with_outbox(outbox);
         let direct = self.clone();
-        let answer = async move {
+        let run = |cx: SagaContext| async move {
             let declared_tasks = cx.capabilities().supports_tasks();
             let result = match route::call_of(params, WireCall::default())
                 .and_then(|call| route::routed(&direct.tools, call, &cx, Door::StreamableCall))
@@ -346,8 +343,7 @@ impl Direct {
             let (message, server_info) = direct.message(result, id, declared_tasks);
             Answer::Written(written(&message, server_info))
         };
-        let failed = move || stopped_before_answering(failed_id);
-        super::notified::respond(answer, inbox, self.keep_alive, failed).boxed()
+        notifying(cx, failed_id, self.keep_alive, run).boxed()
     }
 
     /// The response to a call's `result`, as rmcp writes it around `call_tool`.

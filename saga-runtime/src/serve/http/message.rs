@@ -8,7 +8,11 @@ use http::StatusCode;
 use rmcp::ErrorData;
 use rmcp::model::{ErrorCode, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult};
 
-use super::notified::Written;
+use std::time::Duration;
+
+use super::notified::{Answer, Written};
+use crate::engine::SagaContext;
+use crate::engine::caller::outbox::Outbox;
 use crate::serve::json_check::{self, JsonBudget};
 
 /// A closed set of methods the direct path serves (`lists::Listing`,
@@ -187,11 +191,24 @@ pub(super) fn respond(message: &ServerJsonRpcMessage) -> Response {
     written(message, None).into_response()
 }
 
-/// What a request that asked for notifications answers when its run stopped before it
-/// answered (a panic outside the tool's steps): an internal error for request `id`.
-pub(super) fn stopped_before_answering(id: RequestId) -> Written {
-    let error = crate::serve::route::stopped_before_answering();
-    written(&ServerJsonRpcMessage::error(error, Some(id)), None)
+/// The response of request `id` that asked for notifications (`Notices::any`), run by
+/// `run` in the caller's context `cx` with the notifications' outbox added: its
+/// notifications and answer as [`super::notified`] writes them. The run owns what it uses
+/// (its tools, not a borrow of them): it runs in a task of its own. If that task stops
+/// before it answers (a panic outside the tool's steps), the answer is an internal error.
+pub(super) fn notifying<F: Future<Output = Answer> + Send + 'static>(
+    cx: SagaContext,
+    id: RequestId,
+    keep_alive: Option<Duration>,
+    run: impl FnOnce(SagaContext) -> F,
+) -> impl Future<Output = Response> + Send {
+    let (outbox, inbox) = Outbox::channel();
+    let answer = run(cx.with_outbox(outbox));
+    let failed = move || {
+        let error = crate::serve::route::stopped_before_answering();
+        written(&ServerJsonRpcMessage::error(error, Some(id)), None)
+    };
+    super::notified::respond(answer, inbox, keep_alive, failed)
 }
 
 /// `message` written as rmcp writes a stateless request's one message, with its status,
