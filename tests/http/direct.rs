@@ -2179,3 +2179,142 @@ async fn unserved_methods_answer_the_same() {
         assert_eq!(body["error"]["code"], -32601, "{case}: {body}");
     }
 }
+
+/// A seed-000 request of `method` with `params` (and `_meta`), id 3.
+fn seed_request(method: &str, mut params: Value) -> Post {
+    params["_meta"] = meta();
+    Post::mcp(UNSENT).rpc(&json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params}))
+}
+
+/// Sends `raw` to both servers and requires the same status, content type and events,
+/// each fresh `sagaToken` set aside; returns the rmcp server's answer (its token kept).
+async fn same_seed(pair: &Pair, case: &str, raw: &Post) -> Value {
+    let direct = send(pair.direct.addr, raw).await;
+    let rmcp = send(pair.rmcp.addr, raw).await;
+    assert_eq!(direct.status, rmcp.status, "{case}");
+    assert_eq!(direct.content_type, rmcp.content_type, "{case}");
+    let masked = |reply: &Reply| {
+        let mut seen = events(reply);
+        for message in &mut seen {
+            if let Some(token) = message.pointer_mut("/result/sagaToken") {
+                *token = json!("<token>");
+            }
+        }
+        seen
+    };
+    assert_eq!(
+        masked(&direct),
+        masked(&rmcp),
+        "{case}: the two paths answer differently"
+    );
+    events(&rmcp).pop().expect("an answer")
+}
+
+/// Seed 000's `tools/callSaga` and `tools/resumeSaga` of a stateless client are served by
+/// the direct path (the probe says which path ran it; the unit tests in
+/// `serve::http::direct` check which requests it takes) and answered as rmcp answers
+/// them: a saga's whole life, with the second round resumed from rmcp's token, each
+/// refusal of the format, and a call that asks for progress and log messages.
+#[tokio::test]
+async fn seed_calls_answer_the_same() {
+    let pair = pair().await;
+    let start = seed_request(
+        "tools/callSaga",
+        json!({"name": TOOL, "arguments": {"initial_arg": "x", "replicas": 3}}),
+    );
+    let suspended = same_seed(&pair, "a saga's first round", &start).await;
+    assert_eq!(suspended["result"]["state"], "suspended", "{suspended}");
+    let token = suspended["result"]["sagaToken"].clone();
+    let steps: Vec<Value> = suspended["result"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|step| json!({"stepId": step["stepId"], "result": {"action": "accept", "content": {"target": "eu", "confirm": true}}}))
+        .collect();
+    let resume = seed_request(
+        "tools/resumeSaga",
+        json!({"sagaToken": token, "completedSteps": steps}),
+    );
+    let resumed = same_seed(&pair, "its second round", &resume).await;
+    assert!(resumed.get("result").is_some(), "{resumed}");
+    let mut with_progress = meta();
+    with_progress["progressToken"] = json!("p-1");
+    with_progress["io.modelcontextprotocol/logLevel"] = json!("info");
+    let cases = [
+        (
+            "an unknown tool",
+            seed_request("tools/callSaga", json!({"name": "nothing"})),
+        ),
+        (
+            "no name",
+            seed_request("tools/callSaga", json!({"arguments": {}})),
+        ),
+        (
+            "an unknown member",
+            seed_request("tools/callSaga", json!({"name": "probe", "extra": 1})),
+        ),
+        ("only _meta", seed_request("tools/callSaga", json!({}))),
+        (
+            "a token that is not one",
+            seed_request("tools/resumeSaga", json!({"sagaToken": "bm90aGluZw.xyz"})),
+        ),
+        (
+            "a token of an unknown tool",
+            seed_request(
+                "tools/resumeSaga",
+                json!({"sagaToken": "bm90aGluZw.xyz", "completedSteps": []}),
+            ),
+        ),
+        (
+            "a step with neither result nor error",
+            seed_request(
+                "tools/resumeSaga",
+                json!({"sagaToken": token, "completedSteps": [{"stepId": "s"}]}),
+            ),
+        ),
+        (
+            "a tool that fails",
+            seed_request("tools/callSaga", json!({"name": "refuse_politely"})),
+        ),
+        (
+            "progress and log messages",
+            Post::mcp(UNSENT).rpc(
+                &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/callSaga",
+                "params": {"name": "reporter", "arguments": {"ask": false, "fail": false},
+                           "_meta": with_progress}}),
+            ),
+        ),
+        (
+            "without _meta",
+            Post::mcp(UNSENT).rpc(
+                &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/callSaga",
+                "params": {"name": "probe"}}),
+            ),
+        ),
+        (
+            "under a header naming the other method",
+            start.clone().header("mcp-method", "tools/resumeSaga"),
+        ),
+    ];
+    for (case, raw) in &cases {
+        same_seed(&pair, case, raw).await;
+    }
+    // Not vacuous: the probe names the direct path, and the streamed case is a stream.
+    let probing = seed_request("tools/callSaga", json!({"name": "probe"}));
+    let seen = send(pair.direct.addr, &probing).await;
+    assert_eq!(
+        seen.body["result"]["content"][0]["text"], "direct",
+        "{seen:?}"
+    );
+    let seen = send(pair.rmcp.addr, &probing).await;
+    assert_eq!(
+        seen.body["result"]["content"][0]["text"], "rmcp",
+        "{seen:?}"
+    );
+    let streamed = send(pair.direct.addr, &cases[8].1).await;
+    assert_eq!(
+        streamed.content_type.as_deref(),
+        Some("text/event-stream"),
+        "{streamed:?}"
+    );
+}

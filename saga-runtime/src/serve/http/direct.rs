@@ -4,9 +4,9 @@
 //! `super::catalog_requests`), task request (`tasks/get`, `tasks/update`,
 //! `tasks/cancel`: `super::task_requests`) or request of a method saga does not serve
 //! (`ping`, `completion/complete`, `logging/setLevel`, `resources/subscribe`,
-//! `resources/unsubscribe`, `subscriptions/listen`: `super::unserved`) that rmcp's
-//! transport would accept exactly as it is, served by saga without rmcp's per-request
-//! service.
+//! `resources/unsubscribe`, `subscriptions/listen`: `super::unserved`), or seed 000's
+//! `tools/callSaga` and `tools/resumeSaga` (`super::seed_calls`) that rmcp's transport
+//! would accept exactly as it is, served by saga without rmcp's per-request service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -49,7 +49,8 @@
 //! in its own MCP server span), a tool list with the task support the guard adds to
 //! rmcp's answer; a catalog request runs its saga as a call does, its notifications
 //! written as a call's are; a task request is answered after the tasks
-//! extension's checks rmcp makes first; an unserved method is refused as rmcp refuses it.
+//! extension's checks rmcp makes first; an unserved method is refused as rmcp refuses it;
+//! a seed-000 request runs as the handler runs it.
 //!
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
@@ -75,6 +76,7 @@ use super::message::{
     respond, written,
 };
 use super::notified::Answer;
+use super::seed_calls::{SeedCall, SeedMethod};
 use super::task_requests::{TaskMethod, TaskRequest};
 use super::unserved::{Unserved, UnservedRequest};
 use crate::engine::caller::pool::Caller;
@@ -134,6 +136,7 @@ enum DirectRequest {
     Catalog(CatalogRequest),
     Task(TaskRequest),
     Unserved(UnservedRequest),
+    Seed(SeedCall),
 }
 
 impl DirectRequest {
@@ -145,6 +148,7 @@ impl DirectRequest {
             DirectRequest::Catalog(catalog) => catalog.method(),
             DirectRequest::Task(task) => task.method(),
             DirectRequest::Unserved(unserved) => unserved.method(),
+            DirectRequest::Seed(seed) => seed.method(),
         }
     }
 }
@@ -252,6 +256,12 @@ impl Direct {
                     return CatalogRequest::read(catalog, &name, body, budget, context)
                         .map(DirectRequest::Catalog);
                 }
+                if let Some(seed) = SeedMethod::of_method(method) {
+                    let context = |meta, capabilities, id: &RequestId| {
+                        self.stateless_context(parts, meta, capabilities, id, caller.take())
+                    };
+                    return SeedCall::read(seed, body, budget, context).map(DirectRequest::Seed);
+                }
                 if let Some(unserved) = Unserved::of_method(method) {
                     // rmcp reads `Mcp-Name` only for a method that has one.
                     let name = match unserved.named() {
@@ -287,6 +297,7 @@ impl Direct {
             DirectRequest::Catalog(catalog) => catalog.respond(&self.tools, self.keep_alive),
             DirectRequest::Task(task) => task.respond(&self.tools).boxed(),
             DirectRequest::Unserved(unserved) => unserved.respond().boxed(),
+            DirectRequest::Seed(seed) => seed.respond(&self.tools, self.keep_alive),
         }
     }
 
@@ -1044,6 +1055,51 @@ mod tests {
         }
         // The body's method is the one `Mcp-Method` names.
         assert_eq!(served("completion/complete", &of("ping", META)), None);
+    }
+
+    /// Seed 000's `tools/callSaga` and `tools/resumeSaga` are served here with their
+    /// params an object holding a 2026-07-28 `_meta` (the format's decoder judges the
+    /// rest, on either path), and left to rmcp otherwise.
+    #[test]
+    fn a_seed_call_is_served_only_as_rmcp_would_take_it() {
+        const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let of = |method: &str, params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":4,"method":"{method}","params":{params}}}"#)
+        };
+        for (method, params) in [
+            ("tools/callSaga", format!(r#"{{{META},"name":"t"}}"#)),
+            ("tools/callSaga", format!(r#"{{{META},"anything":[1]}}"#)),
+            (
+                "tools/resumeSaga",
+                format!(r#"{{{META},"sagaToken":"a.b"}}"#),
+            ),
+            (
+                "tools/callSaga",
+                format!(r#"{{{META},"name":"t"}}"#).replace("{}},", r#"{},"progressToken":1},"#),
+            ),
+        ] {
+            let body = of(method, &params);
+            assert_eq!(served(method, &body), Some(method), "{body}");
+        }
+        for (case, method, params) in [
+            ("no _meta", "tools/callSaga", r#"{"name":"t"}"#.to_owned()),
+            ("params not an object", "tools/callSaga", "[1]".to_owned()),
+            (
+                "an _meta not an object",
+                "tools/callSaga",
+                r#"{"_meta":1,"name":"t"}"#.to_owned(),
+            ),
+            (
+                "another version",
+                "tools/callSaga",
+                format!(r#"{{{META},"name":"t"}}"#).replace("2026-07-28", "2025-11-25"),
+            ),
+        ] {
+            let body = of(method, &params);
+            assert_eq!(served(method, &body), None, "{case}: {body}");
+        }
+        let body = of("tools/callSaga", &format!(r#"{{{META},"name":"t"}}"#));
+        assert_eq!(served("tools/resumeSaga", &body), None);
     }
 
     #[test]

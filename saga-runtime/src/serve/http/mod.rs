@@ -28,6 +28,8 @@ mod reply;
 #[cfg(feature = "http")]
 mod routes;
 #[cfg(feature = "http")]
+mod seed_calls;
+#[cfg(feature = "http")]
 mod streams;
 #[cfg(feature = "http")]
 mod task_requests;
