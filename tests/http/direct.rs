@@ -2072,11 +2072,13 @@ async fn unserved_methods_answer_the_same() {
             .info("probe-server", "1.0.0")
             .keys(KeyRing::from_keys([[5u8; 32]]).expect("one key"))
             .tool(probe)
+            .prompt(greeting)
             .resource("note://one", note)
             .direct_calls(direct)
             .build()
             .expect("the server builds")
     };
+    // With prompts, saga declares completions, and completes nothing: an empty one.
     let full = Pair {
         direct: serve_local(with_resources(true)).await,
         rmcp: serve_local(with_resources(false)).await,
@@ -2158,7 +2160,7 @@ async fn unserved_methods_answer_the_same() {
                 .rpc(&json!({"jsonrpc": "2.0", "id": 9.0, "method": "ping", "params": {"_meta": meta()}})),
         ),
     ];
-    for (servers, name) in [(&full, "with resources"), (&plain, "without")] {
+    for (servers, name) in [(&full, "with prompts and resources"), (&plain, "without")] {
         for (case, raw) in &cases {
             let direct = bytes_of(servers.direct.addr, raw).await;
             let rmcp = bytes_of(servers.rmcp.addr, raw).await;
@@ -2171,7 +2173,13 @@ async fn unserved_methods_answer_the_same() {
             );
         }
     }
-    // Not vacuous: the plain ones are refused as methods not found.
+    // Not vacuous: a completion is an empty one with prompts, refused without.
+    let (status, _, body) = bytes_of(full.direct.addr, &cases[5].1).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let body: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(body["result"]["completion"]["values"], json!([]), "{body}");
+    let (status, _, _) = bytes_of(plain.direct.addr, &cases[5].1).await;
+    assert_eq!(status, 404);
     for (case, raw) in &cases[..1] {
         let (status, _, body) = bytes_of(full.direct.addr, raw).await;
         assert_eq!(status, 404, "{case}");

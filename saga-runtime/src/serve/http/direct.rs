@@ -268,8 +268,16 @@ impl Direct {
                         true => Some(param_headers::decode(sole(headers, NAME_HEADER)?)?),
                         false => None,
                     };
-                    return UnservedRequest::read(parts, unserved, name.as_deref(), body, budget)
-                        .map(DirectRequest::Unserved);
+                    let completes = self.discovery.capabilities.completions.is_some();
+                    return UnservedRequest::read(
+                        parts,
+                        unserved,
+                        name.as_deref(),
+                        body,
+                        budget,
+                        completes,
+                    )
+                    .map(DirectRequest::Unserved);
                 }
                 let task = TaskMethod::of_method(method)?;
                 let name = param_headers::decode(sole(headers, NAME_HEADER)?)?;

@@ -1,13 +1,15 @@
 //! The requests of a stateless (MCP 2026-07-28) client that this server does not serve,
 //! answered by the direct path (`super::direct`) as rmcp's service answers them: `-32601`
-//! (method not found), HTTP 404.
+//! (method not found), HTTP 404; or, for a completion on a server that declares the
+//! capability, an empty one.
 //!
 //! - `ping`, `resources/subscribe` and `resources/unsubscribe`: removed in 2026-07-28;
 //!   rmcp refuses them before the handler runs.
 //! - `logging/setLevel`: removed too (a request asks for log messages in its `_meta`);
 //!   `SagaServer`'s handler refuses it, in its MCP server span.
-//! - `completion/complete`: saga offers no completions; rmcp's default handler refuses
-//!   it.
+//! - `completion/complete`: saga completes nothing. It declares the capability when it
+//!   has prompts, and rmcp's default handler then answers an empty completion (as the
+//!   conformance suite asks); otherwise it refuses the method.
 //! - `subscriptions/listen`: saga accepts no subscription filter; rmcp refuses it.
 //!
 //! Each is read with rmcp's own params type, so that a request whose params rmcp would
@@ -20,9 +22,10 @@ use rmcp::ErrorData;
 #[allow(deprecated)] // logging is deprecated in 2026-07-28 (SEP-2577), still named
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CompleteRequestMethod, CompleteRequestParams, PingRequestMethod, RequestId, RequestMetaObject,
-    ServerResult, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionsListenRequestMethod,
-    SubscriptionsListenRequestParams, UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    CompleteRequestMethod, CompleteRequestParams, CompleteResult, PingRequestMethod, RequestId,
+    RequestMetaObject, ServerResult, SubscribeRequestMethod, SubscribeRequestParams,
+    SubscriptionsListenRequestMethod, SubscriptionsListenRequestParams, UnsubscribeRequestMethod,
+    UnsubscribeRequestParams,
 };
 
 use super::message::{
@@ -71,6 +74,17 @@ impl Unserved {
         matches!(self, Unserved::Subscribe | Unserved::Unsubscribe)
     }
 
+    /// The answer, as rmcp gives it: a server that declares completions (`completes`)
+    /// completes nothing; every other request is refused.
+    fn answer(self, completes: bool) -> Result<ServerResult, ErrorData> {
+        match self {
+            Unserved::Complete if completes => {
+                Ok(ServerResult::CompleteResult(CompleteResult::default()))
+            }
+            _ => Err(self.refusal()),
+        }
+    }
+
     /// The refusal, as rmcp words it.
     fn refusal(self) -> ErrorData {
         match self {
@@ -106,6 +120,8 @@ struct PingParams {
 pub(crate) struct UnservedRequest {
     method: Unserved,
     id: RequestId,
+    /// The server declares the completions capability.
+    completes: bool,
     /// The handler's span, for a method whose handler runs.
     trace: Option<MethodTrace>,
 }
@@ -115,13 +131,15 @@ impl UnservedRequest {
     /// its `Mcp-Method` header names, its params are the method's as rmcp reads them,
     /// `name` (the decoded `Mcp-Name`, which only a subscription's method reads) is its
     /// resource's URI, and its `_meta` has every key 2026-07-28 requires; the transport's
-    /// checks have passed (`super::direct::Direct::read_within`).
+    /// checks have passed (`super::direct::Direct::read_within`). `completes`: the
+    /// server declares the completions capability (in its discovery answer).
     pub(super) fn read(
         parts: &Parts,
         method: Unserved,
         name: Option<&str>,
         body: &[u8],
         budget: JsonBudget,
+        completes: bool,
     ) -> Option<Self> {
         // Each method's params, read with rmcp's type for them: the `_meta` and, for a
         // subscription's method, the URI `Mcp-Name` must name. Read from the JSON value
@@ -165,7 +183,12 @@ impl UnservedRequest {
         let trace = method
             .reaches_the_handler()
             .then(|| MethodTrace::stateless(method.method(), None, &parts.headers, &meta, &id));
-        Some(Self { method, id, trace })
+        Some(Self {
+            method,
+            id,
+            completes,
+            trace,
+        })
     }
 
     /// Its JSON-RPC method.
@@ -173,14 +196,19 @@ impl UnservedRequest {
         self.method.method()
     }
 
-    /// The refusal, as rmcp writes it: in the handler's span for a method whose handler
+    /// The answer, as rmcp writes it: in the handler's span for a method whose handler
     /// runs.
     pub(super) async fn respond(self) -> Response {
-        let UnservedRequest { method, id, trace } = self;
-        let refused = std::future::ready(Err::<ServerResult, _>(method.refusal()));
+        let UnservedRequest {
+            method,
+            id,
+            completes,
+            trace,
+        } = self;
+        let answer = std::future::ready(method.answer(completes));
         let answer = match trace {
-            Some(trace) => trace.run(refused).await,
-            None => refused.await,
+            Some(trace) => trace.run(answer).await,
+            None => answer.await,
         };
         written(&answered(answer, id), None).into_response()
     }
