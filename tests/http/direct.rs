@@ -2326,3 +2326,89 @@ async fn seed_calls_answer_the_same() {
         "{streamed:?}"
     );
 }
+
+/// A stateless client's notifications are accepted by the direct path (the unit tests in
+/// `serve::http::direct` check which it takes) as rmcp's transport accepts them, `202`
+/// with no body, and every post rmcp answers otherwise (a mismatched `Mcp-Method`, a
+/// message with an id, a custom method) is answered alike.
+#[tokio::test]
+async fn notifications_of_a_client_are_accepted_alike() {
+    let pair = pair().await;
+    let notice = |method: &str, params: Option<Value>| {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        Post::mcp(UNSENT).rpc(&message)
+    };
+    let cases = [
+        (
+            "a cancellation",
+            notice(
+                "notifications/cancelled",
+                Some(json!({"requestId": 7, "reason": "no longer needed"})),
+            ),
+        ),
+        (
+            "a cancellation without its request",
+            notice("notifications/cancelled", Some(json!({"reason": "x"}))),
+        ),
+        (
+            "progress",
+            notice(
+                "notifications/progress",
+                Some(json!({"progressToken": "p", "progress": 1})),
+            ),
+        ),
+        ("initialized", notice("notifications/initialized", None)),
+        (
+            "initialized with _meta",
+            notice("notifications/initialized", Some(json!({"_meta": meta()}))),
+        ),
+        (
+            "roots changed",
+            notice("notifications/roots/list_changed", Some(json!({}))),
+        ),
+        (
+            "params that are not an object",
+            notice("notifications/initialized", Some(json!([1]))),
+        ),
+        (
+            "a custom notification",
+            notice("notifications/custom", Some(json!({"a": 1}))),
+        ),
+        (
+            "under a header naming another",
+            notice("notifications/initialized", None)
+                .header("mcp-method", "notifications/cancelled"),
+        ),
+        (
+            "with an id",
+            Post::mcp(UNSENT).rpc(&json!({"jsonrpc": "2.0", "id": 1, "method": "notifications/initialized"})),
+        ),
+        (
+            "without the version header",
+            notice("notifications/initialized", None).without("mcp-protocol-version"),
+        ),
+        (
+            "a key named twice",
+            notice("notifications/initialized", None).body(
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized","method":"notifications/initialized"}"#,
+            ),
+        ),
+    ];
+    for (case, raw) in &cases {
+        let direct = bytes_of(pair.direct.addr, raw).await;
+        let rmcp = bytes_of(pair.rmcp.addr, raw).await;
+        assert_eq!(
+            direct,
+            rmcp,
+            "{case}: {} against {}",
+            String::from_utf8_lossy(&direct.2),
+            String::from_utf8_lossy(&rmcp.2)
+        );
+    }
+    // Not vacuous: accepted, with no body.
+    let (status, _, body) = bytes_of(pair.direct.addr, &cases[0].1).await;
+    assert_eq!((status, body.len()), (202, 0));
+}

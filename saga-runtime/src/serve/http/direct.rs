@@ -4,9 +4,10 @@
 //! `super::catalog_requests`), task request (`tasks/get`, `tasks/update`,
 //! `tasks/cancel`: `super::task_requests`) or request of a method saga does not serve
 //! (`ping`, `completion/complete`, `logging/setLevel`, `resources/subscribe`,
-//! `resources/unsubscribe`, `subscriptions/listen`: `super::unserved`), or seed 000's
-//! `tools/callSaga` and `tools/resumeSaga` (`super::seed_calls`) that rmcp's transport
-//! would accept exactly as it is, served by saga without rmcp's per-request service.
+//! `resources/unsubscribe`, `subscriptions/listen`: `super::unserved`), seed 000's
+//! `tools/callSaga` and `tools/resumeSaga` (`super::seed_calls`), or a client's
+//! notification (`super::client_notices`) that rmcp's transport would accept exactly as
+//! it is, served by saga without rmcp's per-request service.
 //!
 //! Why: for each stateless request rmcp builds a service, a peer, a one-shot transport and
 //! two tasks, and writes the message back into a JSON value to check its headers. On the
@@ -50,7 +51,8 @@
 //! rmcp's answer; a catalog request runs its saga as a call does, its notifications
 //! written as a call's are; a task request is answered after the tasks
 //! extension's checks rmcp makes first; an unserved method is refused as rmcp refuses it;
-//! a seed-000 request runs as the handler runs it.
+//! a seed-000 request runs as the handler runs it; a notification is accepted, and
+//! ignored, as rmcp's transport accepts it.
 //!
 //! `tests/http/direct.rs` sends the same requests, valid and not, to a server with and without
 //! this path and requires the same answers.
@@ -69,6 +71,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::{ErrorData, model::CallToolRequestParams};
 
 use super::catalog_requests::{CatalogMethod, CatalogRequest};
+use super::client_notices::{AcceptedNotice, ClientNotice};
 use super::hosts::{Authority, Origins, host_admitted};
 use super::lists::{List, Listing, Sources};
 use super::message::{
@@ -137,6 +140,7 @@ enum DirectRequest {
     Task(TaskRequest),
     Unserved(UnservedRequest),
     Seed(SeedCall),
+    Notice(AcceptedNotice),
 }
 
 impl DirectRequest {
@@ -149,6 +153,7 @@ impl DirectRequest {
             DirectRequest::Task(task) => task.method(),
             DirectRequest::Unserved(unserved) => unserved.method(),
             DirectRequest::Seed(seed) => seed.method(),
+            DirectRequest::Notice(notice) => notice.method(),
         }
     }
 }
@@ -256,6 +261,9 @@ impl Direct {
                     return CatalogRequest::read(catalog, &name, body, budget, context)
                         .map(DirectRequest::Catalog);
                 }
+                if let Some(notice) = ClientNotice::of_method(method) {
+                    return AcceptedNotice::read(notice, body, budget).map(DirectRequest::Notice);
+                }
                 if let Some(seed) = SeedMethod::of_method(method) {
                     let context = |meta, capabilities, id: &RequestId| {
                         self.stateless_context(parts, meta, capabilities, id, caller.take())
@@ -306,6 +314,7 @@ impl Direct {
             DirectRequest::Task(task) => task.respond(&self.tools).boxed(),
             DirectRequest::Unserved(unserved) => unserved.respond().boxed(),
             DirectRequest::Seed(seed) => seed.respond(&self.tools, self.keep_alive),
+            DirectRequest::Notice(notice) => futures::future::ready(notice.respond()).boxed(),
         }
     }
 
@@ -1108,6 +1117,62 @@ mod tests {
         }
         let body = of("tools/callSaga", &format!(r#"{{{META},"name":"t"}}"#));
         assert_eq!(served("tools/resumeSaga", &body), None);
+    }
+
+    /// A client's notification of a method rmcp's types name is accepted here, with or
+    /// without params; a message with an id, a custom method, a body naming a key twice
+    /// and a method other than `Mcp-Method`'s are left to rmcp.
+    #[test]
+    fn a_notification_is_accepted_only_as_rmcp_would_read_it() {
+        for (method, body) in [
+            (
+                "notifications/cancelled",
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+            ),
+            (
+                "notifications/cancelled",
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"nothing":1}}"#,
+            ),
+            (
+                "notifications/initialized",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            ),
+            (
+                "notifications/roots/list_changed",
+                r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{}}"#,
+            ),
+        ] {
+            assert_eq!(served(method, body), Some(method), "{body}");
+        }
+        for (case, method, body) in [
+            (
+                "an id",
+                "notifications/initialized",
+                r#"{"jsonrpc":"2.0","id":1,"method":"notifications/initialized"}"#,
+            ),
+            (
+                "a custom method",
+                "notifications/custom",
+                r#"{"jsonrpc":"2.0","method":"notifications/custom"}"#,
+            ),
+            (
+                "another method",
+                "notifications/cancelled",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            ),
+            (
+                "a key twice",
+                "notifications/initialized",
+                r#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            ),
+            (
+                "another member",
+                "notifications/initialized",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized","result":{}}"#,
+            ),
+        ] {
+            assert_eq!(served(method, body), None, "{case}: {body}");
+        }
     }
 
     #[test]

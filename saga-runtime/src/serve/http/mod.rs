@@ -6,6 +6,8 @@
 #[cfg(feature = "http")]
 mod catalog_requests;
 #[cfg(feature = "http")]
+mod client_notices;
+#[cfg(feature = "http")]
 mod direct;
 #[cfg(feature = "http")]
 mod guard;
