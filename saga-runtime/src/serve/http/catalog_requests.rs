@@ -10,16 +10,16 @@
 use std::time::Duration;
 
 use axum::response::Response;
-use futures::future::{BoxFuture, FutureExt as _};
+use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, GetPromptRequestParams, ReadResourceRequestParams, RequestId,
     RequestMetaObject, ServerResult,
 };
 
 use super::message::{
-    Notices, RequestMessage, ServedMethod, answered, names_2026_07_28, notifying, one_pass, written,
+    Notices, RequestMessage, ServedMethod, answered, answering, names_2026_07_28, one_pass, written,
 };
-use super::notified::{Answer, Written};
+use super::notified::Written;
 use crate::engine::SagaContext;
 use crate::serve::json_check::JsonBudget;
 use crate::serve::tools::SagaTools;
@@ -129,13 +129,9 @@ impl CatalogRequest {
             notifies,
             ..
         } = self;
-        if !notifies {
-            return async move { answer(tools, id, asked, &cx).await.into_response() }.boxed();
-        }
         let failed_id = id.clone();
-        let tools = tools.clone();
-        let run = |cx| async move { Answer::Written(answer(&tools, id, asked, &cx).await) };
-        notifying(cx, failed_id, keep_alive, run).boxed()
+        let run = |tools: SagaTools, cx| async move { answer(&tools, id, asked, &cx).await };
+        answering(tools, cx, &failed_id, notifies, keep_alive, run)
     }
 }
 

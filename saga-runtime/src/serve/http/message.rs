@@ -10,10 +10,13 @@ use rmcp::model::{ErrorCode, ProtocolVersion, RequestId, ServerJsonRpcMessage, S
 
 use std::time::Duration;
 
+use futures::future::{BoxFuture, FutureExt as _};
+
 use super::notified::{Answer, Written};
 use crate::engine::SagaContext;
 use crate::engine::caller::outbox::Outbox;
 use crate::serve::json_check::{self, JsonBudget};
+use crate::serve::tools::SagaTools;
 
 /// A closed set of methods the direct path serves (`lists::Listing`,
 /// `catalog_requests::CatalogMethod`, `task_requests::TaskMethod`), each named by its
@@ -189,6 +192,25 @@ pub(super) fn answered(
 /// The JSON response rmcp gives a stateless request's one message, with its status.
 pub(super) fn respond(message: &ServerJsonRpcMessage) -> Response {
     written(message, None).into_response()
+}
+
+/// The response of request `id` whose answer `run` makes, from the server's `tools`, for
+/// the caller `cx`: that answer alone, or, for a request that asked for notifications
+/// (`notifies`), what [`notifying`] writes of them and of it.
+pub(super) fn answering<F: Future<Output = Written> + Send + 'static>(
+    tools: &SagaTools,
+    cx: SagaContext,
+    id: &RequestId,
+    notifies: bool,
+    keep_alive: Option<Duration>,
+    run: impl FnOnce(SagaTools, SagaContext) -> F + 'static,
+) -> BoxFuture<'static, Response> {
+    let tools = tools.clone();
+    if !notifies {
+        return run(tools, cx).map(Written::into_response).boxed();
+    }
+    let run = move |cx| run(tools, cx).map(Answer::Written);
+    notifying(cx, id.clone(), keep_alive, run).boxed()
 }
 
 /// The response of request `id` that asked for notifications (`Notices::any`), run by

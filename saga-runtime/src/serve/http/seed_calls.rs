@@ -10,15 +10,15 @@
 use std::time::Duration;
 
 use axum::response::Response;
-use futures::future::{BoxFuture, FutureExt as _};
+use futures::future::BoxFuture;
 use rmcp::model::{ClientCapabilities, CustomResult, RequestId, RequestMetaObject, ServerResult};
 use serde_json::{Map, Value};
 
 use super::message::{
-    CallId, Notices, RequestMessage, ServedMethod, answered, names_2026_07_28, notifying, one_pass,
+    CallId, Notices, RequestMessage, ServedMethod, answered, answering, names_2026_07_28, one_pass,
     written,
 };
-use super::notified::{Answer, Written};
+use super::notified::Written;
 use crate::engine::SagaContext;
 use crate::serve::json_check::JsonBudget;
 use crate::serve::tools::SagaTools;
@@ -121,18 +121,14 @@ impl SeedCall {
             declared,
             notifies,
         } = self;
+        let failed_id = id.clone();
         let asked = Asked {
             method,
             params,
             declared,
         };
-        if !notifies {
-            return async move { asked.answer(tools, id, cx).await.into_response() }.boxed();
-        }
-        let failed_id = id.clone();
-        let tools = tools.clone();
-        let run = |cx| async move { Answer::Written(asked.answer(&tools, id, cx).await) };
-        notifying(cx, failed_id, keep_alive, run).boxed()
+        let run = |tools: SagaTools, cx| async move { asked.answer(&tools, id, cx).await };
+        answering(tools, cx, &failed_id, notifies, keep_alive, run)
     }
 }
 
