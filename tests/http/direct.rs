@@ -324,6 +324,32 @@ fn events(reply: &Reply) -> Vec<Value> {
         .collect()
 }
 
+/// `seen`, the events of a response of request `id` whose content type was
+/// `content_type`: `messages` of them, the notifications first (a stream, when there are
+/// any) and the answer last.
+fn notices_then_answer(
+    case: &str,
+    seen: &[Value],
+    content_type: Option<&str>,
+    messages: usize,
+    id: i64,
+) {
+    assert_eq!(seen.len(), messages, "{case}: {seen:#?}");
+    assert!(
+        seen.last().is_some_and(|answer| answer["id"] == id),
+        "{case}: {seen:#?}"
+    );
+    if messages > 1 {
+        assert_eq!(content_type, Some("text/event-stream"), "{case}");
+        assert!(
+            seen[..seen.len() - 1].iter().all(|notice| notice["method"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("notifications/"))),
+            "{case}: {seen:#?}"
+        );
+    }
+}
+
 /// A call that asks for progress or log messages is answered as rmcp answers it, both
 /// ways its response can go: a stream of its notifications then its answer, once it sent
 /// one; one JSON message when it sent none (a key present but not readable asks for
@@ -400,25 +426,8 @@ async fn notifications_answer_the_same() {
             events(&rmcp),
             "{case}: the two paths answer differently"
         );
-        assert_eq!(seen.len(), *messages, "{case}: {seen:#?}");
         // Notifications first, in the order sent, and the answer last.
-        assert!(
-            seen.last().is_some_and(|answer| answer["id"] == 7),
-            "{case}"
-        );
-        if *messages > 1 {
-            assert_eq!(
-                direct.content_type.as_deref(),
-                Some("text/event-stream"),
-                "{case}"
-            );
-            assert!(
-                seen[..seen.len() - 1].iter().all(|notice| notice["method"]
-                    .as_str()
-                    .is_some_and(|m| m.starts_with("notifications/"))),
-                "{case}: {seen:#?}"
-            );
-        }
+        notices_then_answer(case, &seen, direct.content_type.as_deref(), *messages, 7);
         // With no token to set aside, byte for byte.
         if seen
             .iter()
@@ -2038,24 +2047,7 @@ async fn a_catalog_requests_notifications_answer_the_same() {
             }
         }
         assert_eq!(seen, theirs, "{case}: the two paths answer differently");
-        assert_eq!(seen.len(), *messages, "{case}: {seen:#?}");
-        assert!(
-            seen.last().is_some_and(|answer| answer["id"] == 5),
-            "{case}: {seen:#?}"
-        );
-        if *messages > 1 {
-            assert_eq!(
-                direct.content_type.as_deref(),
-                Some("text/event-stream"),
-                "{case}"
-            );
-            assert!(
-                seen[..seen.len() - 1].iter().all(|notice| notice["method"]
-                    .as_str()
-                    .is_some_and(|m| m.starts_with("notifications/"))),
-                "{case}: {seen:#?}"
-            );
-        }
+        notices_then_answer(case, &seen, direct.content_type.as_deref(), *messages, 5);
     }
 }
 
