@@ -647,13 +647,18 @@ impl Builder<SagaServer> {
         self
     }
 
-    /// Whether an MRTR `tools/call` over HTTP that rmcp's transport would accept exactly
-    /// as it is runs without rmcp's per-request service (default: `true`).
+    /// Whether a stateless (MCP 2026-07-28) request over HTTP that rmcp's transport would
+    /// accept exactly as it is runs without rmcp's per-request service (default: `true`):
+    /// an MRTR `tools/call`, a listing (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`, `server/discover`), `prompts/get`, `resources/read`,
+    /// `tasks/get` / `update` / `cancel`, seed 000's `tools/callSaga` / `resumeSaga`, a
+    /// client's notification, or a method saga does not serve statelessly (`ping`,
+    /// `logging/setLevel`, …).
     ///
-    /// rmcp still answers every other request and every refusal: a call is served
+    /// rmcp still answers every other request and every refusal: a request is served
     /// directly only after the checks rmcp makes (allowed `Host` and `Origin`, `Accept`,
     /// the JSON-RPC message, `MCP-Protocol-Version` and `_meta`, `Mcp-Method` /
-    /// `Mcp-Name` / `Mcp-Param-*`) are seen to pass. A call that asks for progress or log messages gets
+    /// `Mcp-Name` / `Mcp-Param-*`) are seen to pass. A request that asks for progress or log messages gets
     /// them as rmcp would send them: one JSON answer if it sent none, otherwise an SSE
     /// stream of its notifications, then its answer. The answers are the same either way;
     /// the direct path costs less CPU per call (BENCHMARKS.md). On it,
