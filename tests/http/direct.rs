@@ -2255,6 +2255,22 @@ async fn seed_calls_answer_the_same() {
         ),
         ("only _meta", seed_request("tools/callSaga", json!({}))),
         (
+            // The first bad key named: the params' order is kept (the review found the
+            // direct path taking `_meta` out with a swap that reordered them).
+            "two unknown members",
+            Post::mcp(UNSENT).rpc(
+                &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/callSaga",
+                "params": {"_meta": meta(), "name": "probe", "x": 1, "y": 2}}),
+            ),
+        ),
+        (
+            "two members of the wrong type",
+            Post::mcp(UNSENT).rpc(
+                &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/resumeSaga",
+                "params": {"_meta": meta(), "sagaToken": 5, "completedSteps": 7}}),
+            ),
+        ),
+        (
             "a token that is not one",
             seed_request("tools/resumeSaga", json!({"sagaToken": "bm90aGluZw.xyz"})),
         ),
@@ -2311,7 +2327,11 @@ async fn seed_calls_answer_the_same() {
         seen.body["result"]["content"][0]["text"], "rmcp",
         "{seen:?}"
     );
-    let streamed = send(pair.direct.addr, &cases[8].1).await;
+    let (_, notifying) = cases
+        .iter()
+        .find(|(case, _)| *case == "progress and log messages")
+        .expect("the case");
+    let streamed = send(pair.direct.addr, notifying).await;
     assert_eq!(
         streamed.content_type.as_deref(),
         Some("text/event-stream"),

@@ -446,7 +446,8 @@ impl Direct {
             return None;
         }
         let mut params = message.params?;
-        let meta = params.as_object_mut()?.remove("_meta")?;
+        // Shifted out, not swapped: the other params keep their order (`seed_calls`).
+        let meta = params.as_object_mut()?.shift_remove("_meta")?;
         let meta: rmcp::model::RequestMetaObject = serde_json::from_value(meta).ok()?;
         let capabilities = resumable::capabilities_of(&meta)?;
         if !names_2026_07_28(&meta) {

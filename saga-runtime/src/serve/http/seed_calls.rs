@@ -81,8 +81,9 @@ impl SeedCall {
             return None;
         }
         // rmcp takes `_meta` out of a custom request's params into its context; an
-        // `_meta` that is not an object is rmcp's to refuse.
-        let meta: RequestMetaObject = serde_json::from_value(params.remove("_meta")?).ok()?;
+        // `_meta` that is not an object is rmcp's to refuse. Shifted out, not swapped: the
+        // other params keep their order, which decides the member a refusal names.
+        let meta: RequestMetaObject = serde_json::from_value(params.shift_remove("_meta")?).ok()?;
         if !names_2026_07_28(&meta) {
             return None;
         }
