@@ -51,9 +51,6 @@ pub(crate) struct SeedCall {
     /// format's decoder reads them.
     params: Map<String, Value>,
     cx: SagaContext,
-    /// The client declared its capabilities (a client that does not gets those the
-    /// format assumes: `wire::call_saga::context`).
-    declared: bool,
     /// Its `_meta` asks for progress or log messages.
     notifies: bool,
 }
@@ -88,7 +85,6 @@ impl SeedCall {
             return None;
         }
         let capabilities = crate::serve::wire::resumable::capabilities_of(&meta)?;
-        let declared = meta.client_capabilities().is_some();
         let notices = Notices::asked_in(&meta);
         let cx = context(meta, capabilities, &id).with_min_log_level(notices.log_level);
         Some(Self {
@@ -96,7 +92,6 @@ impl SeedCall {
             id,
             params,
             cx,
-            declared,
             notifies: notices.any(),
         })
     }
@@ -119,15 +114,10 @@ impl SeedCall {
             id,
             params,
             cx,
-            declared,
             notifies,
         } = self;
         let failed_id = id.clone();
-        let asked = Asked {
-            method,
-            params,
-            declared,
-        };
+        let asked = Asked { method, params };
         let run = |tools: SagaTools, cx| async move { asked.answer(&tools, id, cx).await };
         answering(tools, cx, &failed_id, notifies, keep_alive, run)
     }
@@ -137,18 +127,13 @@ impl SeedCall {
 struct Asked {
     method: SeedMethod,
     params: Map<String, Value>,
-    declared: bool,
 }
 
 impl Asked {
     /// The handler's answer to request `id` for the caller `cx`, written as rmcp writes
     /// it.
     async fn answer(self, tools: &SagaTools, id: RequestId, cx: SagaContext) -> Written {
-        let Asked {
-            method,
-            params,
-            declared,
-        } = self;
+        let Asked { method, params } = self;
         let params = Some(Value::Object(params));
         // Boxed, as the rmcp handler's: the run's future is large.
         let result = Box::pin(crate::serve::saga_calls::run(
@@ -156,7 +141,10 @@ impl Asked {
             method.method(),
             params,
             cx,
-            declared,
+            // Declared: a request is served here only with its capabilities read
+            // (`capabilities_of` in `SeedCall::read`), so the format's assumed ones never
+            // apply.
+            true,
         ))
         .await;
         let answer = result.map(|result| ServerResult::CustomResult(CustomResult(result)));
