@@ -131,7 +131,7 @@ impl CatalogRequest {
         } = self;
         let failed_id = id.clone();
         let run = |tools: SagaTools, cx| async move { answer(&tools, id, asked, &cx).await };
-        answering(tools, cx, &failed_id, notifies, keep_alive, run)
+        answering(tools, cx, failed_id, notifies, keep_alive, run)
     }
 }
 

@@ -1,7 +1,8 @@
 //! The stateless JSON-RPC message as the direct path (`super::direct` and the modules of
-//! each kind of request it serves) reads it and writes its answer back: read in one pass with the guard's JSON checks,
-//! an id as those checks admit one, params from an object only, the `_meta` keys read
-//! without rmcp's typed accessors, and the answer written with rmcp's status.
+//! each kind of request it serves) reads it and writes its answer back: read in one pass
+//! with the guard's JSON checks, an id as those checks admit one, params from an object
+//! only, the `_meta` keys read without rmcp's typed accessors, and the answer written with
+//! rmcp's status.
 
 use axum::response::Response;
 use http::StatusCode;
@@ -200,7 +201,7 @@ pub(super) fn respond(message: &ServerJsonRpcMessage) -> Response {
 pub(super) fn answering<F: Future<Output = Written> + Send + 'static>(
     tools: &SagaTools,
     cx: SagaContext,
-    id: &RequestId,
+    id: RequestId,
     notifies: bool,
     keep_alive: Option<Duration>,
     run: impl FnOnce(SagaTools, SagaContext) -> F + 'static,
@@ -210,7 +211,7 @@ pub(super) fn answering<F: Future<Output = Written> + Send + 'static>(
         return run(tools, cx).map(Written::into_response).boxed();
     }
     let run = move |cx| run(tools, cx).map(Answer::Written);
-    notifying(cx, id.clone(), keep_alive, run).boxed()
+    notifying(cx, id, keep_alive, run).boxed()
 }
 
 /// The response of request `id` that asked for notifications (`Notices::any`), run by

@@ -119,7 +119,7 @@ impl SeedCall {
         let failed_id = id.clone();
         let asked = Asked { method, params };
         let run = |tools: SagaTools, cx| async move { asked.answer(&tools, id, cx).await };
-        answering(tools, cx, &failed_id, notifies, keep_alive, run)
+        answering(tools, cx, failed_id, notifies, keep_alive, run)
     }
 }
 
